@@ -94,6 +94,10 @@ class VersionTable:
     def __contains__(self, opname: str) -> bool:
         return opname in self.opcodes
 
+    def changed(self, opname: str, **fields: Any) -> OpcodeSpec:
+        """This table's row for ``opname`` with some fields replaced, for a later version's ``change=``."""
+        return replace(self.opcodes[opname], **fields)
+
     def fact(self, name: str) -> Any:
         return self.facts[name]
 

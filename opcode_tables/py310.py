@@ -1,0 +1,37 @@
+"""CPython 3.10: 3.9 plus pattern matching; jump arguments now count code units.
+
+Adds GET_LEN, MATCH_MAPPING, MATCH_SEQUENCE, MATCH_KEYS, MATCH_CLASS and
+COPY_DICT_WITHOUT_KEYS (the ``match`` statement), ROT_N, and GEN_START (the
+first instruction of generator and coroutine code).  Removes nothing.
+Jump arguments count 2-byte code units instead of bytes, ``co_lnotab`` gives
+way to the 3.10 ``co_linetable`` format, and RERAISE takes an argument
+(whether to restore ``f_lasti``).
+"""
+from __future__ import annotations
+
+from . import py39
+from .py38 import GENERATOR_ONLY
+from .spec import OpcodeSpec
+
+TABLE = py39.TABLE.derive(
+    (3, 10),
+    add=[
+        # pattern matching
+        OpcodeSpec("GET_LEN"),
+        OpcodeSpec("MATCH_MAPPING"),
+        OpcodeSpec("MATCH_SEQUENCE"),
+        OpcodeSpec("MATCH_KEYS"),
+        OpcodeSpec("MATCH_CLASS"),
+        OpcodeSpec("COPY_DICT_WITHOUT_KEYS"),
+        # stack manipulation
+        OpcodeSpec("ROT_N"),
+        # generators
+        OpcodeSpec("GEN_START", unsupported=GENERATOR_ONLY),
+    ],
+    facts={
+        "jump_unit": 2,
+        "linetable": "linetable310",
+        "code_fields": tuple(f for f in py39.TABLE.fact("code_fields") if f != "co_lnotab")
+        + ("co_linetable",),
+    },
+)

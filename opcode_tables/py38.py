@@ -1,0 +1,284 @@
+"""CPython 3.8: the base table, every real opcode (120) plus the encoding facts.
+
+Later versions (``py39.py`` ...) derive from this table, so every fact key
+exists here.  Facts, as read through ``VersionTable.fact(name)``:
+
+``jump_unit``
+    Bytes per unit of a jump argument: 1 (3.8, 3.9), 2 (3.10+: code units).
+``linetable``
+    Line-number table format: "lnotab" (3.8, 3.9), "linetable310" (3.10),
+    "locations" (3.11+, with columns).
+``exception_table``
+    True where exceptions use ``co_exceptiontable`` (3.11+), False where they
+    use the SETUP_* block stack.
+``arg_flags``
+    opname -> names of flag bits packed into the LOW bits of ``arg``, bit 0
+    first; the real index is ``arg >> len(flags)``.  Empty before 3.11.
+``compare_op_shift``
+    COMPARE_OP's ``dis.cmp_op`` index is ``arg >> compare_op_shift``.
+``compare_op_masks``
+    Low bits CPython stores under the index (3.12+): cmp symbol -> mask.
+``compare_op_bool_bit``
+    Bit set when the comparison result is coerced to bool (3.13), else 0.
+``cmp_op``
+    ``dis.cmp_op`` of the version (3.8 also has "in", "is", "exception match").
+``superinstructions``
+    opname -> the two opnames it fuses (3.13); the arg packs two 4-bit
+    indices, first = ``arg >> 4``, second = ``arg & 15``.
+``call_null_layout``
+    None (no NULL in call sequences, up to 3.10); "null_first" (3.11, 3.12:
+    [NULL, callable, args] or [method, self, args]); "callable_first" (3.13:
+    [callable, NULL|self, args]).
+``kw_names``
+    How keyword names reach a call: "none" (CALL_FUNCTION_KW pops a names
+    tuple), "kw_names_op" (3.11, 3.12: KW_NAMES const before CALL),
+    "call_kw_op" (3.13: CALL_KW pops a names tuple).
+``has_precall``
+    True on 3.11 only: every CALL is preceded by PRECALL.
+``binary_ops``
+    BINARY_OP's operand table (``dis._nb_ops``, 3.11+): ((NB_NAME, symbol), ...)
+    in arg order; () before 3.11 (one opcode per operator).
+``intrinsics_1`` / ``intrinsics_2``
+    CALL_INTRINSIC_1/2 operand names in arg order (3.12+); () before.
+``comprehensions_inlined``
+    True from 3.12 (PEP 709): list/dict/set comprehensions run in the
+    enclosing frame instead of a nested code object.
+``make_function_qualname_on_stack``
+    True up to 3.10: MAKE_FUNCTION pops the qualname above the code object.
+``function_attrs``
+    How defaults/kwdefaults/annotations/closure reach a new function:
+    "make_function_flags" (MAKE_FUNCTION arg flags, values on the stack) or
+    "set_function_attribute" (3.13: one SET_FUNCTION_ATTRIBUTE per value).
+``function_attr_flags``
+    The flag bits of those values, bit 0 first (same on every version).
+``deref_index``
+    What LOAD_DEREF/STORE_DEREF/LOAD_CLOSURE args index: "cells_then_frees"
+    (up to 3.10: co_cellvars + co_freevars) or "localsplus" (3.11+: the
+    unified locals/cells/frees space).
+``frame_prologue``
+    Opnames that must open every code object: () up to 3.10; ("RESUME",)
+    from 3.11 (code with cells or free variables also needs MAKE_CELL /
+    COPY_FREE_VARS before it, which depends on the code, not the version).
+``code_fields``
+    The keyword arguments ``CodeType.replace()`` accepts.
+"""
+from __future__ import annotations
+
+from .spec import OpcodeSpec, VersionTable
+
+# Reasons shared with later versions' tables.
+GENERATOR_ONLY = "generators and coroutines are not traced: the tracer compiles plain function frames"
+NAMESPACE_ONLY = ("only in module and class bodies (dict-backed namespaces); "
+                  "the tracer compiles function frames, class bodies run natively")
+CLASS_STATEMENT = "class statement: the class body runs natively (graph break)"
+INTERACTIVE_ONLY = "only emitted for the interactive prompt; never in a function"
+MODULE_ONLY = "only allowed at module level; never in a function"
+DECODER_ONLY = "folded into the next instruction's arg by the decoder; never reaches the tracer"
+
+_CODE_FIELDS_38 = (
+    "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals",
+    "co_stacksize", "co_flags", "co_firstlineno", "co_code", "co_consts",
+    "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_filename",
+    "co_name", "co_lnotab",
+)
+
+_ROWS = [
+    # -- stack manipulation -------------------------------------------------
+    OpcodeSpec("POP_TOP"),
+    OpcodeSpec("ROT_TWO"),
+    OpcodeSpec("ROT_THREE"),
+    OpcodeSpec("ROT_FOUR"),
+    OpcodeSpec("DUP_TOP"),
+    OpcodeSpec("DUP_TOP_TWO"),
+    OpcodeSpec("NOP"),
+    OpcodeSpec("EXTENDED_ARG", decoder_only=True, note=DECODER_ONLY),
+
+    # -- unary operators ----------------------------------------------------
+    OpcodeSpec("UNARY_POSITIVE"),
+    OpcodeSpec("UNARY_NEGATIVE"),
+    OpcodeSpec("UNARY_NOT"),
+    OpcodeSpec("UNARY_INVERT"),
+
+    # -- binary operators (one opcode per operator until 3.11's BINARY_OP) --
+    OpcodeSpec("BINARY_POWER"),
+    OpcodeSpec("BINARY_MULTIPLY"),
+    OpcodeSpec("BINARY_MATRIX_MULTIPLY"),
+    OpcodeSpec("BINARY_FLOOR_DIVIDE"),
+    OpcodeSpec("BINARY_TRUE_DIVIDE"),
+    OpcodeSpec("BINARY_MODULO"),
+    OpcodeSpec("BINARY_ADD"),
+    OpcodeSpec("BINARY_SUBTRACT"),
+    OpcodeSpec("BINARY_LSHIFT"),
+    OpcodeSpec("BINARY_RSHIFT"),
+    OpcodeSpec("BINARY_AND"),
+    OpcodeSpec("BINARY_XOR"),
+    OpcodeSpec("BINARY_OR"),
+
+    # -- in-place operators (augmented assignment) --------------------------
+    OpcodeSpec("INPLACE_POWER"),
+    OpcodeSpec("INPLACE_MULTIPLY"),
+    OpcodeSpec("INPLACE_MATRIX_MULTIPLY"),
+    OpcodeSpec("INPLACE_FLOOR_DIVIDE"),
+    OpcodeSpec("INPLACE_TRUE_DIVIDE"),
+    OpcodeSpec("INPLACE_MODULO"),
+    OpcodeSpec("INPLACE_ADD"),
+    OpcodeSpec("INPLACE_SUBTRACT"),
+    OpcodeSpec("INPLACE_LSHIFT"),
+    OpcodeSpec("INPLACE_RSHIFT"),
+    OpcodeSpec("INPLACE_AND"),
+    OpcodeSpec("INPLACE_XOR"),
+    OpcodeSpec("INPLACE_OR"),
+
+    # -- comparisons --------------------------------------------------------
+    # 3.8's COMPARE_OP also covers in / not in / is / is not / exception match.
+    OpcodeSpec("COMPARE_OP"),
+
+    # -- subscripts and slices ----------------------------------------------
+    OpcodeSpec("BINARY_SUBSCR"),
+    OpcodeSpec("STORE_SUBSCR"),
+    OpcodeSpec("DELETE_SUBSCR"),
+    OpcodeSpec("BUILD_SLICE"),
+
+    # -- locals, globals, constants, attributes -----------------------------
+    OpcodeSpec("LOAD_CONST"),
+    OpcodeSpec("LOAD_FAST"),
+    OpcodeSpec("STORE_FAST"),
+    OpcodeSpec("DELETE_FAST"),
+    OpcodeSpec("LOAD_GLOBAL"),
+    OpcodeSpec("STORE_GLOBAL"),
+    OpcodeSpec("DELETE_GLOBAL"),
+    OpcodeSpec("LOAD_ATTR"),
+    OpcodeSpec("STORE_ATTR"),
+    OpcodeSpec("DELETE_ATTR"),
+
+    # -- closures -----------------------------------------------------------
+    OpcodeSpec("LOAD_CLOSURE"),
+    OpcodeSpec("LOAD_DEREF"),
+    OpcodeSpec("STORE_DEREF"),
+    OpcodeSpec("DELETE_DEREF"),
+
+    # -- dict-backed namespaces (module and class bodies) -------------------
+    OpcodeSpec("LOAD_NAME", unsupported=NAMESPACE_ONLY),
+    OpcodeSpec("STORE_NAME", unsupported=NAMESPACE_ONLY),
+    OpcodeSpec("DELETE_NAME", unsupported=NAMESPACE_ONLY),
+    OpcodeSpec("LOAD_CLASSDEREF", unsupported=NAMESPACE_ONLY),
+    OpcodeSpec("SETUP_ANNOTATIONS", unsupported=NAMESPACE_ONLY),
+    OpcodeSpec("LOAD_BUILD_CLASS", unsupported=CLASS_STATEMENT),
+    OpcodeSpec("PRINT_EXPR", unsupported=INTERACTIVE_ONLY),
+    OpcodeSpec("IMPORT_STAR", unsupported=MODULE_ONLY),
+
+    # -- imports ------------------------------------------------------------
+    OpcodeSpec("IMPORT_NAME"),
+    OpcodeSpec("IMPORT_FROM"),
+
+    # -- building containers ------------------------------------------------
+    OpcodeSpec("BUILD_TUPLE"),
+    OpcodeSpec("BUILD_LIST"),
+    OpcodeSpec("BUILD_SET"),
+    OpcodeSpec("BUILD_MAP"),
+    OpcodeSpec("BUILD_CONST_KEY_MAP"),
+    OpcodeSpec("BUILD_STRING"),
+    # Star-unpacking displays and calls ([*a, *b], f(*a, **k)); replaced in 3.9.
+    OpcodeSpec("BUILD_TUPLE_UNPACK"),
+    OpcodeSpec("BUILD_LIST_UNPACK"),
+    OpcodeSpec("BUILD_SET_UNPACK"),
+    OpcodeSpec("BUILD_MAP_UNPACK"),
+    OpcodeSpec("BUILD_TUPLE_UNPACK_WITH_CALL"),
+    OpcodeSpec("BUILD_MAP_UNPACK_WITH_CALL"),
+    # Comprehension bodies append to the container deep in the stack.
+    OpcodeSpec("LIST_APPEND"),
+    OpcodeSpec("SET_ADD"),
+    OpcodeSpec("MAP_ADD"),
+    OpcodeSpec("UNPACK_SEQUENCE"),
+    OpcodeSpec("UNPACK_EX"),
+
+    # -- string formatting --------------------------------------------------
+    OpcodeSpec("FORMAT_VALUE"),
+
+    # -- functions and calls ------------------------------------------------
+    OpcodeSpec("MAKE_FUNCTION"),
+    OpcodeSpec("CALL_FUNCTION"),
+    OpcodeSpec("CALL_FUNCTION_KW"),
+    OpcodeSpec("CALL_FUNCTION_EX"),
+    OpcodeSpec("LOAD_METHOD"),
+    OpcodeSpec("CALL_METHOD"),
+    OpcodeSpec("RETURN_VALUE", flow="return"),
+
+    # -- jumps (3.8: argument counts bytes) ---------------------------------
+    OpcodeSpec("JUMP_FORWARD", jump="rel", flow="jump"),
+    OpcodeSpec("JUMP_ABSOLUTE", jump="abs", flow="jump"),
+    OpcodeSpec("POP_JUMP_IF_FALSE", jump="abs", conditional=True),
+    OpcodeSpec("POP_JUMP_IF_TRUE", jump="abs", conditional=True),
+    OpcodeSpec("JUMP_IF_FALSE_OR_POP", jump="abs", conditional=True),
+    OpcodeSpec("JUMP_IF_TRUE_OR_POP", jump="abs", conditional=True),
+
+    # -- loops --------------------------------------------------------------
+    OpcodeSpec("GET_ITER"),
+    # Jumps past the loop body when the iterator is exhausted.
+    OpcodeSpec("FOR_ITER", jump="rel", conditional=True),
+
+    # -- exceptions, finally and with: the 3.8 block stack ------------------
+    # SETUP_* push a block whose handler is the jump target; the body falls through.
+    OpcodeSpec("SETUP_FINALLY", jump="rel", conditional=True, block_setup=True),
+    OpcodeSpec("SETUP_WITH", jump="rel", conditional=True, block_setup=True),
+    OpcodeSpec("POP_BLOCK"),
+    OpcodeSpec("POP_EXCEPT"),
+    OpcodeSpec("RAISE_VARARGS", flow="raise"),
+    OpcodeSpec("BEGIN_FINALLY"),
+    # Pushes the address of the next instruction and jumps into the finally
+    # body, whose END_FINALLY / POP_FINALLY comes back: for flow analysis and
+    # stack depth it behaves like a conditional jump that also falls through.
+    OpcodeSpec("CALL_FINALLY", jump="rel", conditional=True,
+               note="returns to the next instruction through END_FINALLY"),
+    OpcodeSpec("POP_FINALLY"),
+    # Falls through after a normal finally body; re-raises a pending exception
+    # or returns to a CALL_FINALLY site depending on what it pops.
+    OpcodeSpec("END_FINALLY", note="may also re-raise, or return to a CALL_FINALLY site"),
+    OpcodeSpec("WITH_CLEANUP_START"),
+    OpcodeSpec("WITH_CLEANUP_FINISH"),
+
+    # -- generators and coroutines: never traced ----------------------------
+    OpcodeSpec("YIELD_VALUE", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("YIELD_FROM", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("GET_YIELD_FROM_ITER", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("GET_AWAITABLE", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("GET_AITER", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("GET_ANEXT", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("END_ASYNC_FOR", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("BEFORE_ASYNC_WITH", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("SETUP_ASYNC_WITH", jump="rel", conditional=True, block_setup=True,
+               unsupported=GENERATOR_ONLY),
+]
+
+TABLE = VersionTable(
+    version=(3, 8),
+    opcodes={row.name: row for row in _ROWS},
+    facts={
+        "jump_unit": 1,
+        "linetable": "lnotab",
+        "exception_table": False,
+        "arg_flags": {},
+        "compare_op_shift": 0,
+        "compare_op_masks": {},
+        "compare_op_bool_bit": 0,
+        "cmp_op": ("<", "<=", "==", "!=", ">", ">=", "in", "not in", "is", "is not",
+                   "exception match", "BAD"),
+        "superinstructions": {},
+        "call_null_layout": None,
+        "kw_names": "none",
+        "has_precall": False,
+        "binary_ops": (),
+        "intrinsics_1": (),
+        "intrinsics_2": (),
+        "comprehensions_inlined": False,
+        "make_function_qualname_on_stack": True,
+        "function_attrs": "make_function_flags",
+        "function_attr_flags": ("defaults", "kwdefaults", "annotations", "closure"),
+        "deref_index": "cells_then_frees",
+        "frame_prologue": (),
+        "code_fields": _CODE_FIELDS_38,
+    },
+)
+
+if len(TABLE.opcodes) != len(_ROWS):  # a row listed twice would silently vanish
+    raise AssertionError("py38: duplicate opcode rows")
