@@ -2,9 +2,9 @@
 
 Adds CACHE (inline cache units that follow 11 opcodes), RESUME (frame
 prologue), MAKE_CELL and COPY_FREE_VARS (closure prologue over the unified
-``co_localsplus``), PUSH_NULL, PRECALL, CALL and KW_NAMES (calls: a NULL
-sits below the callable unless LOAD_METHOD/LOAD_GLOBAL pushed a method pair
-or a NULL), BINARY_OP (one opcode for every binary and in-place operator, arg
+``co_localsplus``), PUSH_NULL, PRECALL, CALL and KW_NAMES (a call finds
+either NULL + callable, the NULL from PUSH_NULL or LOAD_GLOBAL's flag bit,
+or method + self from LOAD_METHOD below its arguments), BINARY_OP (one opcode for every binary and in-place operator, arg
 indexes ``dis._nb_ops``), COPY and SWAP (replacing DUP_TOP*/ROT_*),
 PUSH_EXC_INFO, CHECK_EXC_MATCH, CHECK_EG_MATCH, PREP_RERAISE_STAR and
 BEFORE_WITH (exception handling driven by ``co_exceptiontable``),
@@ -126,7 +126,8 @@ TABLE = _BASE.derive(
         "make_function_qualname_on_stack": False,
         "deref_index": "localsplus",
         # Code with cells or free variables also needs MAKE_CELL / COPY_FREE_VARS
-        # before RESUME; that depends on the code object, not on the version.
+        # before RESUME (and generator code RETURN_GENERATOR, POP_TOP); that
+        # depends on the code object, not on the version.
         "frame_prologue": ("RESUME",),
         "code_fields": (
             "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals",
