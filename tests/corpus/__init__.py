@@ -1,0 +1,38 @@
+"""Differential test corpus for the tracer: ordinary NumPy user code, one module per family.
+
+``all_cases()`` imports every family and returns the registered cases by name.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Dict
+
+from .registry import ArgMaker, Call, Case, case, kw, registered
+
+FAMILIES = (
+    "arithmetic",
+    "numpy_funcs",
+    "indexing",
+    "python_values",
+    "control_flow",
+    "loops",
+    "comprehensions",
+    "calls",
+    "closures",
+    "containers",
+    "exceptions_with",
+    "globals_attrs",
+    "collections_",
+    "formatting",
+    "shape_specialisation",
+    "side_effects",
+)
+
+
+def all_cases() -> Dict[str, Case]:
+    for family in FAMILIES:
+        importlib.import_module(f"{__name__}.{family}")
+    return registered()
+
+
+__all__ = ["ArgMaker", "Call", "Case", "FAMILIES", "all_cases", "case", "kw"]

@@ -1,0 +1,66 @@
+"""The corpus itself is valid: every case runs natively on every call of every interpreter, needing no compiler.
+
+These tests prove the differential corpus (tests/corpus/) is well-formed Python 3.8-3.13 and NumPy 1.x/2.x code:
+calls declared as raising do raise, the others return without a warning, and the declarations are consistent.
+"""
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+from tests.corpus import FAMILIES, all_cases
+
+CASES = all_cases()
+MIN_CASES = 100  # issue 3 asks for at least 80; the corpus aims higher
+
+
+def test_corpus_is_large_enough_and_every_family_has_cases():
+    assert len(CASES) >= MIN_CASES, f"only {len(CASES)} corpus cases"
+    families = {c.family for c in CASES.values()}
+    assert families == set(FAMILIES), f"families without cases: {set(FAMILIES) - families}"
+    full_graph = [c for c in CASES.values() if c.full_graph]
+    assert len(full_graph) >= 80, f"only {len(full_graph)} one-graph cases"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_declaration_is_consistent(name):
+    case = CASES[name]
+    calls = case.calls()
+    assert len(calls) >= 2, f"{name}: a case needs several calls (fresh values, new shapes)"
+    assert all(0 <= i < len(calls) for i in case.raises), f"{name}: raises= names a call that does not exist"
+    if not isinstance(case.nodes, (int, type(None))):
+        assert len(case.nodes) == len(calls), f"{name}: nodes= has {len(case.nodes)} entries for {len(calls)} calls"
+    if case.full_graph:
+        asserted = [case.expected_nodes(i) for i in range(len(calls))]
+        assert any(n is not None for n in asserted), f"{name}: no call has a node-count expectation"
+        assert all(n is None or n >= 1 for n in asserted), f"{name}: a one-graph case must put work in its graph"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_calls_are_reproducible(name):
+    first, second = CASES[name].calls(), CASES[name].calls()
+    for a, b in zip(first, second):
+        assert repr(a) == repr(b)
+        for x, y in zip(a.args, b.args):
+            if isinstance(x, np.ndarray):
+                assert x is not y, "every calls() must build fresh arrays"
+                np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_plain_function_runs(name, capsys):
+    case = CASES[name]
+    for index, call in enumerate(case.calls()):
+        args, kwargs = copy.deepcopy((call.args, call.kwargs))
+        with warnings.catch_warnings():
+            # A corpus call that warns would make the comparison of outputs noisy: none may.
+            warnings.simplefilter("error")
+            if index in case.raises:
+                with pytest.raises(Exception):
+                    case.fn(*args, **kwargs)
+            else:
+                case.fn(*args, **kwargs)
+    capsys.readouterr()
