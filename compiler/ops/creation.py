@@ -1,0 +1,34 @@
+"""Array creation with static arguments.
+
+``np.empty`` and ``np.empty_like`` are deliberately absent: their contents
+are whatever memory held, so a compiled function could not promise the same
+result as the plain one.  arange, linspace, eye, identity and tri infer their
+metadata by running on the static arguments (their size is the arguments').
+"""
+from __future__ import annotations
+
+from typing import List
+
+import numpy as np
+
+from compiler.ops import rules
+from compiler.ops.opinfo import OpInfo
+
+_CREATION = (
+    ("zeros_like", rules.like_rule),
+    ("ones_like", rules.like_rule),
+    ("full_like", rules.like_rule),
+    ("zeros", rules.shaped_creation_rule),
+    ("ones", rules.shaped_creation_rule),
+    ("full", rules.shaped_creation_rule),
+    ("arange", rules.full_eval_rule),
+    ("linspace", rules.full_eval_rule),
+    ("eye", rules.full_eval_rule),
+    ("identity", rules.full_eval_rule),
+    ("tri", rules.full_eval_rule),
+)
+
+
+def ops() -> List[OpInfo]:
+    return [OpInfo(f"numpy.{name}", getattr(np, name), "creation", rule, source=f"numpy.{name}")
+            for name, rule in _CREATION]
