@@ -1,0 +1,90 @@
+"""Run a corpus case plain and compiled and check that nothing observable differs; check explain() expectations.
+
+Everything observable is compared: the return value (exact types and values, see ``compare.assert_same``),
+what was printed, the exception raised (type and message), the arguments after the call (mutations), and
+which returned arrays share memory with the inputs.  The plain run gets a deep copy of the arguments.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional
+
+from .compare import aliasing, assert_same
+from .registry import Call, Case
+
+
+@dataclass
+class Outcome:
+    value: Any
+    error: Optional[BaseException]
+    stdout: str
+    arguments: Any           # (args, kwargs) after the call
+    aliases: Any             # compare.aliasing(value, arguments)
+
+
+def run(fn: Callable[..., Any], call: Call) -> Outcome:
+    args, kwargs = copy.deepcopy((call.args, call.kwargs))
+    out = io.StringIO()
+    value, error = None, None
+    with contextlib.redirect_stdout(out):
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:  # the plain function's exceptions are part of its behaviour
+            error = exc
+    return Outcome(value, error, out.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)))
+
+
+def assert_same_outcome(plain: Outcome, compiled: Outcome, *, close: Optional[str], where: str) -> None:
+    if plain.error is not None:
+        assert compiled.error is not None, f"{where}: the plain call raised {plain.error!r}, the compiled one returned"
+        assert type(compiled.error) is type(plain.error) and str(compiled.error) == str(plain.error), (
+            f"{where}: compiled raised {compiled.error!r}, plain raised {plain.error!r}")
+    else:
+        if compiled.error is not None:
+            detail = "".join(traceback.format_exception(type(compiled.error), compiled.error,
+                                                        compiled.error.__traceback__))
+            raise AssertionError(f"{where}: the compiled call raised, the plain one did not:\n{detail}")
+        assert_same(plain.value, compiled.value, close=close, path=f"{where}: result")
+        assert compiled.aliases == plain.aliases, (
+            f"{where}: returned arrays share memory with the inputs differently "
+            f"(compiled {compiled.aliases}, plain {plain.aliases})")
+    assert compiled.stdout == plain.stdout, f"{where}: printed {compiled.stdout!r}, plain printed {plain.stdout!r}"
+    assert_same(plain.arguments, compiled.arguments, close=close, path=f"{where}: arguments after the call")
+
+
+def check_differential(case: Case, compiled_fn: Callable[..., Any]) -> None:
+    """Every call of ``case`` through one compiled function (so recompiles happen) equals the plain call."""
+    for index, call in enumerate(case.calls()):
+        plain = run(case.fn, call)
+        compiled = run(compiled_fn, call)
+        assert_same_outcome(plain, compiled, close=case.close, where=f"{case.name} call {index}")
+
+
+def check_explain(case: Case, compiler: Any) -> List[str]:
+    """explain() of each call has the declared graph/break/node counts; returns the graphs' texts per call."""
+    texts: List[str] = []
+    for index, call in enumerate(case.calls()):
+        nodes = case.expected_nodes(index)
+        if nodes is None:
+            texts.append("")
+            continue
+        compiler.reset()
+        args, kwargs = copy.deepcopy((call.args, call.kwargs))
+        with contextlib.redirect_stdout(io.StringIO()):
+            ex = compiler.explain(case.fn, *args, **kwargs)
+        where = f"{case.name} call {index}"
+        reasons = f" (break reasons: {list(ex.break_reasons)}; fallback: {_fallback(ex)})"
+        assert ex.graph_count == case.graphs, f"{where}: graph_count {ex.graph_count} != {case.graphs}{reasons}"
+        assert ex.graph_break_count == case.breaks, (
+            f"{where}: graph_break_count {ex.graph_break_count} != {case.breaks}{reasons}")
+        assert list(ex.ops_per_graph) == [nodes], f"{where}: ops_per_graph {list(ex.ops_per_graph)} != [{nodes}]"
+        texts.append("\n".join(str(g) for g in ex.graphs))
+    return texts
+
+
+def _fallback(ex: Any) -> Any:
+    return [getattr(e, "fallback_reason", None) for e in getattr(ex, "events", [])]
