@@ -1,0 +1,122 @@
+"""Command line: `python -m matrix run|report|list` (see --help of each)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from matrix import baselines, coverage, schema
+from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m matrix", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="run the suite in this interpreter on one backend (one cell)")
+    run.add_argument("--backend", required=True, help="eager, numpy, triton (what the compiler offers)")
+    run.add_argument("--out", required=True, help="the cell's JSON file, e.g. reports/results/3.11-eager.json")
+    run.add_argument("--accept", action="store_true",
+                     help="rewrite matrix/baselines/<python>-<backend>.json from this run, on purpose")
+    run.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per CPU)")
+    run.add_argument("--cases", default=None, help="comma-separated glob patterns on name or group/name")
+    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per case")
+    run.add_argument("--engine", default="compiler",
+                     help="'compiler' (default), 'plain' (run natively, checks the suite) or module:Class")
+    run.add_argument("--suite", default="matrix.cases", help="module holding the cases")
+    run.add_argument("--baselines", default=None, help="baseline folder (default matrix/baselines)")
+    run.add_argument("--no-coverage", action="store_true", help="skip the opcode coverage hook")
+    run.add_argument("--quiet", action="store_true")
+
+    report = sub.add_parser("report", help="merge cell files and render the HTML report")
+    report.add_argument("files", nargs="*", help="cell JSON files (any machines, any runs)")
+    report.add_argument("--out", required=True, help="output folder (index.html, cases/, summary.json)")
+    report.add_argument("--baselines", default=None, help="baseline folder (default matrix/baselines)")
+    report.add_argument("--reference", default="3.11", help="reference interpreter for amber (default 3.11)")
+    report.add_argument("--missing", action="append", default=[], metavar="PYTHON",
+                        help="an interpreter this machine lacks; shown as 'missing' cells (repeatable)")
+    report.add_argument("--backends", default=None, help="comma-separated backend axis for missing cells")
+    report.add_argument("--run-id", default=None, help="only merge cells of this run id")
+
+    listing = sub.add_parser("list", help="list the suite's cases")
+    listing.add_argument("--cases", default=None)
+    listing.add_argument("--suite", default="matrix.cases")
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    def progress(name: str, result: schema.Json) -> None:
+        if result["status"] not in ("pass", "unsupported") and not args.quiet:
+            first = (result["detail"] or "").splitlines()[:1]
+            print(f"  {name}: {result['status']} {first[0] if first else ''}", file=sys.stderr)
+
+    cell = run_cell(backend=args.backend, suite=args.suite, pattern=args.cases, engine_spec=args.engine,
+                    jobs=args.jobs, timeout_s=args.timeout,
+                    coverage=None if args.no_coverage else coverage.collect, progress=progress)
+    schema.write_cell(args.out, cell)
+    statuses = [c["status"] for c in cell["cases"].values()]
+    counts = ", ".join(f"{s} {statuses.count(s)}" for s in schema.CASE_STATUSES if statuses.count(s))
+    print(f"{cell['python']}-{cell['backend']}: {cell['cell_status']}; {len(statuses)} cases"
+          f"{': ' + counts if counts else ''}; {cell['duration_s']:.1f} s -> {args.out}")
+    try:
+        verdict = baselines.compare_cell(cell, baselines.load(cell["python"], cell["backend"], args.baselines))
+    except schema.ResultFileError as err:
+        print(f"  baseline unusable: {err}", file=sys.stderr)
+        verdict = None
+    if verdict is not None:
+        moved = ", ".join(sorted(verdict["changes"]))
+        print(f"  baseline: {verdict['state']}{' (' + moved + ')' if moved else ''}"
+              f"{' - ' + verdict['note'] if verdict['note'] else ''}")
+    if args.accept:
+        try:
+            path = baselines.accept(cell, args.baselines, merge=bool(args.cases))
+        except ValueError as err:
+            print(f"  not accepted: {err}", file=sys.stderr)
+            return 1
+        print(f"  accepted: wrote {path}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from matrix.report import build_report  # pandas and jinja2 are needed only here
+
+    verdicts = build_report(args.files, args.out, baseline_dir=args.baselines, reference=args.reference,
+                            missing_pythons=args.missing,
+                            backends=args.backends.split(",") if args.backends else None,
+                            run_id=args.run_id)
+    index = Path(args.out) / "index.html"
+    for problem in verdicts["problems"]:
+        print(f"problem: {problem}", file=sys.stderr)
+    print(f"report: {index} ({len(verdicts['cells'])} cells); "
+          f"regressed: {', '.join(verdicts['regressed_cells']) or 'none'}; "
+          f"failed: {', '.join(verdicts['failed_cells']) or 'none'}; "
+          f"suspicious: {len(verdicts['suspicious'])}; rejected files: {len(verdicts['rejected_files'])}")
+    if not args.files:
+        print("no cell files given", file=sys.stderr)
+        return 2
+    return 0 if verdicts["ok"] else 1
+
+
+def _list(args: argparse.Namespace) -> int:
+    from matrix.cases import load_suite, select
+    for case in select(load_suite(args.suite), args.cases):
+        print(f"{case.group}/{case.name}\t{len(case.calls)} calls, {case.expected_recompiles} recompiles")
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return _run(args)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "list":
+        return _list(args)
+    parser.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
