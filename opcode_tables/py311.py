@@ -129,6 +129,8 @@ TABLE = _BASE.derive(
         # before RESUME (and generator code RETURN_GENERATOR, POP_TOP); that
         # depends on the code object, not on the version.
         "frame_prologue": ("RESUME",),
+        # dis.stack_effect says 0; the generator resumes with the sent value pushed.
+        "stack_effect_overrides": {"RETURN_GENERATOR": 1},
         "code_fields": (
             "co_argcount", "co_posonlyargcount", "co_kwonlyargcount", "co_nlocals",
             "co_stacksize", "co_flags", "co_firstlineno", "co_code", "co_consts",

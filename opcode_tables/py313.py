@@ -60,6 +60,8 @@ TABLE = _BASE.derive(
             "STORE_FAST_STORE_FAST": ("STORE_FAST", "STORE_FAST"),
         },
         "call_null_layout": "callable_first",
+        # dis.stack_effect reports RETURN_GENERATOR's +1 itself from 3.13.
+        "stack_effect_overrides": {},
         "kw_names": "call_kw_op",
         "function_attrs": "set_function_attribute",
         "intrinsics_2": py312.TABLE.fact("intrinsics_2") + ("INTRINSIC_SET_TYPEPARAM_DEFAULT",),

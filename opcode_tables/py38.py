@@ -61,6 +61,11 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     COPY_FREE_VARS before it, which depends on the code, not the version).
 ``code_fields``
     The keyword arguments ``CodeType.replace()`` accepts.
+``stack_effect_overrides``
+    opname -> stack effect to use instead of ``dis.stack_effect`` when sizing
+    the stack: 3.11 and 3.12 report 0 for RETURN_GENERATOR, yet the frame
+    resumes with the sent value pushed (CPython adds that prologue after
+    sizing the stack); 3.13 reports the 1 itself.
 """
 from __future__ import annotations
 
@@ -277,6 +282,7 @@ TABLE = VersionTable(
         "deref_index": "cells_then_frees",
         "frame_prologue": (),
         "code_fields": _CODE_FIELDS_38,
+        "stack_effect_overrides": {},
     },
 )
 
