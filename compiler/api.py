@@ -1,0 +1,157 @@
+"""The public entry points: compile, explain's plumbing, reset, allow_in_graph, disable."""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any, Callable, Optional
+
+from . import cache as cache_mod
+from . import config, events, trace_rules
+from .entry_codegen import MISS
+
+
+def _check_function(fn: Any, what: str = "compile") -> None:
+    if isinstance(fn, types.FunctionType):
+        return
+    if isinstance(fn, type):
+        raise TypeError(f"compiler.{what}() expects a Python function, got the class {fn.__qualname__}; "
+                        "compile a function (or a method) that uses it instead")
+    if isinstance(fn, (types.BuiltinFunctionType, types.BuiltinMethodType)) or callable(fn) and \
+            not hasattr(fn, "__code__"):
+        name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+        kind = "a builtin or C function" if isinstance(fn, (types.BuiltinFunctionType,
+                                                            types.BuiltinMethodType)) else \
+            f"a callable {type(fn).__name__} object without __code__"
+        raise TypeError(f"compiler.{what}() expects a Python function (def or lambda), got {name!r}, "
+                        f"{kind}; only Python bytecode can be traced")
+    if isinstance(fn, types.MethodType):
+        raise TypeError(f"compiler.{what}() expects a plain function, got the bound method "
+                        f"{fn.__qualname__}; compile the function {fn.__func__.__qualname__} "
+                        "and pass the object as its first argument")
+    raise TypeError(f"compiler.{what}() expects a Python function, got {type(fn).__name__}")
+
+
+def _validate_options(options: dict) -> dict:
+    accepted = config.COMPILE_OPTIONS
+    for name, value in options.items():
+        if name not in accepted:
+            listing = ", ".join(["backend", "fullgraph", *sorted(accepted)])
+            raise TypeError(f"compiler.compile() got an unknown option {name!r}; accepted options: {listing}")
+        check, description = accepted[name]
+        if not check(value):
+            raise ValueError(f"compiler.compile() option {name}={value!r} is invalid: expected {description}")
+    return options
+
+
+def _resolve_backend(backend: Any):
+    from . import backends
+    if not isinstance(backend, str):
+        raise TypeError(f"compiler.compile() backend must be a name (str), got {type(backend).__name__}; "
+                        f"accepted: {', '.join(backends.BACKEND_NAMES)}")
+    if backend not in backends.BACKEND_NAMES:
+        raise ValueError(f"unknown backend {backend!r}; accepted: {', '.join(backends.BACKEND_NAMES)} "
+                         f"(available here: {', '.join(backends.available_backends())})")
+    return backends.get_backend(backend)
+
+
+def compile(fn: Optional[Callable] = None, backend: str = "eager", fullgraph: bool = False,
+            **options: Any) -> Callable:
+    """Compile ``fn`` (or, without ``fn``, return a decorator that does).
+
+    The result is a function with ``fn``'s name and docstring.  Each call runs
+    the newest cache entry whose guards accept the arguments; a miss traces
+    the function again (a recompile).  Options: ``cache_limit`` (entries per
+    code object, default ``config.cache_limit``), ``debug_checks``.
+    """
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"compiler.compile() fullgraph must be True or False, got {fullgraph!r}")
+    _validate_options(options)
+    backend_obj = _resolve_backend(backend)
+    if fn is None:
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, **options)
+    _check_function(fn)
+    return _make_compiled(fn, backend_obj, fullgraph, options)
+
+
+def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: dict,
+                   frame_cache: Optional[cache_mod.FrameCache] = None) -> Callable:
+    if frame_cache is None:
+        frame_cache = cache_mod.cache_for(fn)
+    entries = frame_cache.entries
+    code = fn.__code__
+    closure = fn.__closure__
+    signature = inspect.signature(fn)
+    names = cache_mod.param_names(code)
+    limit = options.get("cache_limit")
+    debug = options.get("debug_checks")
+
+    def slow_path(args: tuple, kwargs: dict) -> Any:
+        if frame_cache.native or trace_rules.is_disabled(fn):
+            return fn(*args, **kwargs)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return fn(*args, **kwargs)  # raises exactly what the plain function raises
+        bound.apply_defaults()
+        values = [bound.arguments[n] for n in names]
+        for entry in entries:
+            result = entry(closure, *values)
+            if result is not MISS:
+                return result
+        saved = config.debug_checks
+        if debug is not None:
+            config.debug_checks = debug
+        try:
+            return cache_mod.compile_frame(fn, frame_cache, values, backend, fullgraph,
+                                           limit if limit is not None else config.cache_limit)
+        finally:
+            config.debug_checks = saved
+
+    simple = not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0
+    n_args = code.co_argcount
+
+    if simple:
+        def compiled(*args, **kwargs):
+            if not kwargs and len(args) == n_args:
+                for entry in entries:
+                    result = entry(closure, *args)
+                    if result is not MISS:
+                        return result
+            return slow_path(args, kwargs)
+    else:
+        def compiled(*args, **kwargs):
+            return slow_path(args, kwargs)
+
+    functools.update_wrapper(compiled, fn)
+    compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
+    compiled._tracematrix_backend = backend.name  # type: ignore[attr-defined]
+    return compiled
+
+
+def reset() -> None:
+    """Forget every cache entry, event and frame counter (functions stay compiled and
+    trace again on their next call)."""
+    cache_mod.reset()
+    events.clear()
+
+
+def allow_in_graph(func: Callable) -> Callable:
+    """Treat ``func`` as one graph op: it is not traced, its result metadata is found by
+    running it on zero-filled stand-ins (it must be cheap and side-effect free).
+    Returns ``func`` (usable as a decorator)."""
+    if not callable(func):
+        raise TypeError(f"allow_in_graph() expects a callable, got {type(func).__name__}")
+    from .ops import allow_in_graph as register
+    register(func)
+    return func
+
+
+def disable(func: Callable) -> Callable:
+    """Never trace ``func``: compiled callers treat a call to it as unsupported (until graph
+    breaks exist, the caller runs natively), and ``compile(func)`` runs it natively.
+    Returns ``func`` (usable as a decorator)."""
+    if not callable(func):
+        raise TypeError(f"disable() expects a callable, got {type(func).__name__}")
+    trace_rules.disable(func)
+    return func

@@ -1,0 +1,252 @@
+"""Per-code-object caches of compiled entries, and compiling a frame on a miss.
+
+A ``FrameCache`` holds the entries of one code object (with one globals
+dict), newest first.  Each entry is one generated function (guards + graph
+call + output rebuild) returning ``MISS`` when its guards fail.  On a miss
+the frame is traced again; the newest entry's first failing guard is the
+recompile reason.  After ``config.cache_limit`` entries the frame runs
+natively from then on, with a warning.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+import types
+import warnings
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import config, events, logs
+from .entry_codegen import (MISS, OutputCodegen, build_entry_source, compile_entry, entry_params,
+                            graph_call_body, native_call_body)
+from .events import CompilationEvent
+from .exc import InternalCompilerError, Unsupported
+from .guards import Guard, Namespace, first_failing
+
+
+class CacheEntry:
+    def __init__(self, fn, guards: List[Guard], ns: Namespace, params: List[str], source: str,
+                 event: CompilationEvent, graph=None, compiled_graph=None, native: bool = False) -> None:
+        self.fn = fn
+        self.guards = guards
+        self.ns = ns
+        self.params = params
+        self.source = source
+        self.event = event
+        self.graph = graph
+        self.compiled_graph = compiled_graph
+        self.native = native
+
+    def first_failing_guard(self, values: Sequence[Any], closure) -> Optional[Guard]:
+        return first_failing(self.guards, self.params, self.ns, [closure, *values])
+
+
+class FrameCache:
+    def __init__(self, code: types.CodeType) -> None:
+        self.code = code
+        self.entries: List[Any] = []          # the generated entry functions, newest first
+        self.cache_entries: List[CacheEntry] = []
+        self.native = False                   # run natively from now on
+        self.native_reason: Optional[str] = None
+        self.frame_id: Optional[int] = None
+        self.compiles = 0
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.cache_entries.clear()
+        self.native = False
+        self.native_reason = None
+        self.frame_id = None
+        self.compiles = 0
+
+
+_caches: Dict[Tuple[types.CodeType, int], FrameCache] = {}
+_frame_ids = [0]
+
+
+def cache_for(fn: types.FunctionType) -> FrameCache:
+    key = (fn.__code__, id(fn.__globals__))
+    cache = _caches.get(key)
+    if cache is None:
+        cache = _caches[key] = FrameCache(fn.__code__)
+    return cache
+
+
+def reset() -> None:
+    for cache in _caches.values():
+        cache.clear()
+    _frame_ids[0] = 0
+
+
+def param_names(code: types.CodeType) -> List[str]:
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    return list(code.co_varnames[:count])
+
+
+def _frame_name(code: types.CodeType) -> str:
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[Any], backend,
+                  fullgraph: bool, limit: int) -> Any:
+    """Trace ``fn`` for these argument values, install a new entry, and run it.
+    Returns the call's result."""
+    code = fn.__code__
+    if cache.frame_id is None:
+        cache.frame_id = _frame_ids[0]
+        _frame_ids[0] += 1
+    compile_id = f"{cache.frame_id}/{cache.compiles}"
+    event = CompilationEvent(compile_id=compile_id, frame_name=_frame_name(code),
+                             filename=code.co_filename, firstlineno=code.co_firstlineno,
+                             backend=backend.name)
+    closure = fn.__closure__
+    if cache.cache_entries:
+        failing = cache.cache_entries[0].first_failing_guard(values, closure)
+        event.recompile_reason = failing.name if failing is not None else "no guard failed (entry rejected)"
+        logs.log("recompiles", compile_id, "recompiling %s: %s", event.frame_name, event.recompile_reason)
+
+    if len(cache.cache_entries) >= limit:
+        reason = (f"cache limit reached ({limit} entries for {event.frame_name}); "
+                  f"last recompile reason: {event.recompile_reason}")
+        warnings.warn(f"tracematrix: {reason}; the function runs natively from now on", RuntimeWarning,
+                      stacklevel=4)
+        cache.native = True
+        cache.native_reason = reason
+        event.fallback_reason = reason
+        events.record(event)
+        logs.log("recompiles", compile_id, "%s", reason)
+        return _call_native(fn, code, values)
+
+    cache.compiles += 1
+    start = time.perf_counter()
+    names = param_names(code)
+    try:
+        entry = _trace_and_build(fn, names, values, backend, event, fullgraph)
+    except Unsupported as e:
+        if fullgraph:
+            event.compile_time_s = time.perf_counter() - start
+            event.fallback_reason = str(e)
+            events.record(event)
+            raise
+        # Not reached: _trace_and_build turns Unsupported into a native entry.
+        raise
+    except Exception as e:  # a bug in the compiler: never the user's problem
+        event.compile_time_s = time.perf_counter() - start
+        event.internal_error = traceback.format_exc()
+        event.fallback_reason = f"internal compiler error: {type(e).__name__}: {e}"
+        events.record(event)
+        if config.raise_internal_errors:
+            raise InternalCompilerError(f"while compiling {event.frame_name}: {type(e).__name__}: {e}") from e
+        logs.log_exception("fallbacks", compile_id, f"internal error compiling {event.frame_name}; "
+                           "it runs natively")
+        cache.native = True
+        cache.native_reason = event.fallback_reason
+        return _call_native(fn, code, values)
+    event.compile_time_s = time.perf_counter() - start
+    events.record(event)
+    cache.cache_entries.insert(0, entry)
+    cache.entries.insert(0, entry.fn)
+    result = entry.fn(closure, *values)
+    if result is MISS:
+        if config.raise_internal_errors:
+            raise InternalCompilerError(f"a new cache entry of {event.frame_name} rejects the inputs it was "
+                                        f"traced with (guard: {entry.first_failing_guard(values, closure)})")
+        cache.native = True
+        cache.native_reason = "internal compiler error: fresh entry rejected its own inputs"
+        return _call_native(fn, code, values)
+    return result
+
+
+def _call_native(fn, code, values):
+    scope = {"_fn": fn}
+    from .entry_codegen import native_call_body
+    src = f"def _call({', '.join(entry_params(param_names(code)))}):\n    " + native_call_body(code)[0] + "\n"
+    exec(src, scope)
+    return scope["_call"](None, *values)
+
+
+def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event: CompilationEvent,
+                     fullgraph: bool) -> CacheEntry:
+    from .tracer import InstructionTranslator
+    code = fn.__code__
+    tx = None
+    try:
+        tx = InstructionTranslator(fn, dict(zip(names, values)))
+        result = tx.run()
+        tx.flush_segment()
+        cg = OutputCodegen(tx, tx.output.ns)
+        return_expr = result.reconstruct(cg)
+        return _graph_entry(fn, tx, cg, names, return_expr, backend, event)
+    except Unsupported as e:
+        if e.where is None and tx is not None:
+            e.where = tx.where()
+            e.args = (str(e),)
+        if fullgraph:
+            raise
+        return _native_entry(fn, tx, names, event, e)
+
+
+def _fill_trace_metrics(tx, event: CompilationEvent) -> None:
+    event.ir_opcodes = dict(sorted(tx.ir_opcodes.items()))
+    event.ir_count = tx.ir_count
+    guards = tx.output.guards.guards
+    event.guard_count = len(guards)
+    event.guards = [g.name for g in guards]
+
+
+def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, backend,
+                 event: CompilationEvent) -> CacheEntry:
+    output = tx.output
+    graph = output.graph
+    compiled = None
+    input_exprs: List[str] = []
+    if cg.outputs:
+        graph.output(cg.outputs)
+        compiled = backend.compile(graph)
+        input_exprs = [source.expr(output.ns.const) for source in output.graph_inputs]
+        event.graph_count = 1
+        event.graph_node_count = len(graph.call_nodes)
+        event.graph_hashes = [graph.graph_hash()]
+        event.graph_texts = [str(graph)]
+        event.kernel_count = getattr(compiled, "kernel_count", 0)
+    _fill_trace_metrics(tx, event)
+    body = graph_call_body(input_exprs, len(cg.outputs), return_expr)
+    guards = output.guards.guards
+    source = build_entry_source(names, guards, body)
+    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled}
+    entry_fn = compile_entry(source, output.ns, scope, f"<tracematrix entry {event.compile_id} "
+                                                         f"{event.frame_name}>")
+    logs.log("guards", event.compile_id, "guards of %s:\n  %s", event.frame_name,
+             "\n  ".join(event.guards) or "(none)")
+    if compiled is not None:
+        logs.log("graph_code", event.compile_id, "graph of %s:\n%s", event.frame_name, str(graph))
+    logs.log("bytecode", event.compile_id, "entry code of %s:\n%s", event.frame_name, source)
+    ns = output.ns
+    ns.values.update(scope)
+    return CacheEntry(entry_fn, guards, ns, entry_params(names), source, event,
+                      graph if compiled is not None else None, compiled)
+
+
+def _native_entry(fn, tx, names, event: CompilationEvent, error: Unsupported) -> CacheEntry:
+    """The frame runs natively for inputs passing the guards collected up to the failure:
+    the trace up to that point depended on nothing else, so it would fail the same way."""
+    event.fallback_reason = str(error)
+    event.break_reasons = [str(error)]
+    logs.log("graph_breaks", event.compile_id, "%s runs natively: %s", event.frame_name, error)
+    if tx is None:
+        guards: List[Guard] = []
+        ns = Namespace()
+        f_builtins: Dict[str, Any] = {}
+    else:
+        _fill_trace_metrics(tx, event)
+        guards = tx.output.guards.guards
+        ns = tx.output.ns
+        f_builtins = tx.output.f_builtins
+        # The partial trace's instruction count is not an ir_count (no frame was compiled).
+        event.ir_count = 0
+        event.ir_opcodes = {}
+    source = build_entry_source(names, guards, native_call_body(fn.__code__))
+    scope = {"_G": fn.__globals__, "_B": f_builtins, "_fn": fn}
+    entry_fn = compile_entry(source, ns, scope, f"<tracematrix native entry {event.compile_id}>")
+    ns.values.update(scope)
+    return CacheEntry(entry_fn, guards, ns, entry_params(names), source, event, native=True)

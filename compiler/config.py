@@ -1,0 +1,38 @@
+"""Settings of the compiler, read at the moment they matter.
+
+Change them as attributes (``compiler.config.cache_limit = 4``) or through the
+environment at import time: ``TRACEMATRIX_STRICT=1`` sets
+``raise_internal_errors``, ``TRACEMATRIX_LOGS=guards,recompiles`` enables log
+channels (see ``compiler.logs``), ``TRACEMATRIX_DEBUG=1`` turns on the
+per-instruction stack-effect check.
+"""
+from __future__ import annotations
+
+import os
+
+# Cache entries per code object; on the next miss the frame runs natively
+# from then on, with a warning naming the failing guard.
+cache_limit: int = 8
+
+# A bug in the tracer normally makes the frame run natively (recorded in the
+# event and logged with its traceback); the project's own tests raise instead.
+raise_internal_errors: bool = os.environ.get("TRACEMATRIX_STRICT", "") not in ("", "0")
+
+# After every handler, compare the symbolic stack depth change with
+# dis.stack_effect (cheap; catches a whole class of handler bugs).
+debug_checks: bool = os.environ.get("TRACEMATRIX_DEBUG", "") not in ("", "0") or raise_internal_errors
+
+# Guards against runaway traces: instructions stepped per frame (loops are
+# unrolled) and depth of inlined calls (static recursion).
+max_trace_instructions: int = 200_000
+max_inline_depth: int = 48
+
+# Log channels switched on (names as in compiler.logs.CHANNELS).
+logs: str = os.environ.get("TRACEMATRIX_LOGS", "")
+
+# Options accepted by compiler.compile(fn, **options): name -> (validator, description).
+COMPILE_OPTIONS = {
+    "cache_limit": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+                    "a positive int (cache entries per code object)"),
+    "debug_checks": (lambda v: isinstance(v, bool), "a bool (per-instruction stack-effect checks)"),
+}

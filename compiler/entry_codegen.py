@@ -1,0 +1,97 @@
+"""Generating the one Python function that runs a cache entry.
+
+For each cache entry the compiler writes (and compiles once, with exec) a
+function ``__entry(_cl, L_a, L_b, ...)`` taking the frame's closure and its
+bound arguments, that
+
+1. checks every guard in one expression (any exception counts as a miss),
+2. calls the compiled graph on the input arrays,
+3. rebuilds the return value from graph outputs, constants and inputs.
+
+This is the place where, with graph breaks (issue 4), the transformed code
+of a frame will be generated: replaying side effects, running the breaking
+instruction and calling the continuation.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence
+
+from .graph import Node
+from .guards import Guard, Namespace
+from .sources import Source, local_param_name
+
+MISS = object()
+
+
+class OutputCodegen:
+    """Collects what the return expression needs: graph outputs and constants."""
+
+    def __init__(self, tx, ns: Namespace) -> None:
+        self.tx = tx
+        self.ns = ns
+        self.outputs: List[Node] = []
+
+    def const(self, obj: Any) -> str:
+        return self.ns.const(obj)
+
+    def source_expr(self, source: Source) -> str:
+        return source.expr(self.ns.const)
+
+    def graph_output(self, node: Node) -> str:
+        for i, existing in enumerate(self.outputs):
+            if existing is node:
+                return f"_o{i}"
+        self.outputs.append(node)
+        return f"_o{len(self.outputs) - 1}"
+
+
+def entry_params(param_names: Sequence[str]) -> List[str]:
+    return ["_cl"] + [local_param_name(n) for n in param_names]
+
+
+def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body: List[str],
+                       name: str = "__entry") -> str:
+    params = ", ".join(entry_params(param_names))
+    lines = [f"def {name}({params}):"]
+    if guards:
+        checks = " and\n            ".join(f"({g.code})" for g in guards)
+        lines += ["    try:",
+                  f"        if not ({checks}):",
+                  "            return _MISS",
+                  "    except Exception:",
+                  "        return _MISS"]
+    lines += ["    " + line for line in body]
+    return "\n".join(lines) + "\n"
+
+
+def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str) -> List[str]:
+    body = []
+    if n_outputs:
+        targets = ", ".join(f"_o{i}" for i in range(n_outputs))
+        body.append(f"({targets},) = _graph({', '.join(input_exprs)})")
+    body.append(f"return {return_expr}")
+    return body
+
+
+def native_call_body(code) -> List[str]:
+    """Call the original function with the bound arguments, spelled as its signature needs."""
+    n_pos = code.co_argcount
+    n_kwonly = code.co_kwonlyargcount
+    names = code.co_varnames
+    parts = [local_param_name(n) for n in names[:n_pos]]
+    index = n_pos + n_kwonly
+    if code.co_flags & 0x04:  # *args
+        parts.append("*" + local_param_name(names[index]))
+        index += 1
+    parts += [f"{n}={local_param_name(n)}" for n in names[n_pos:n_pos + n_kwonly]]
+    if code.co_flags & 0x08:  # **kwargs
+        parts.append("**" + local_param_name(names[index]))
+    return [f"return _fn({', '.join(parts)})"]
+
+
+def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filename: str) -> Callable:
+    scope = dict(ns.values)
+    scope.update(scope_extra)
+    scope["_MISS"] = MISS
+    exec(compile(source, filename, "exec"), scope)
+    return scope["__entry"]

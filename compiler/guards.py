@@ -1,0 +1,151 @@
+"""Guards: checks on a frame's inputs that make a cache entry valid.
+
+Each guard is one Python boolean expression over the sources of the values
+the trace depended on, with a name that says what it checks
+(``L['x'].dtype == float64``).  All guards of a cache entry are compiled
+into one function together with the graph call (compiler.entry_codegen);
+on a miss, ``first_failing`` evaluates them one by one so the failing guard
+can be named (the recompile reason).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from .sources import Source
+
+
+class Namespace:
+    """Objects the generated code refers to by name (constants, types, graphs)."""
+
+    def __init__(self) -> None:
+        self.values: Dict[str, Any] = {}
+        self._by_id: Dict[int, str] = {}
+
+    def const(self, obj: Any, hint: str = "k") -> str:
+        key = id(obj)
+        name = self._by_id.get(key)
+        if name is None:
+            name = f"_{hint}{len(self.values)}"
+            self.values[name] = obj
+            self._by_id[key] = name
+        return name
+
+    def bind(self, name: str, obj: Any) -> str:
+        self.values[name] = obj
+        return name
+
+
+@dataclass(frozen=True)
+class Guard:
+    name: str      # readable, stable: the recompile reason when it fails
+    code: str      # a Python expression over the entry's parameters and namespace
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_name(tp: type) -> str:
+    module = getattr(tp, "__module__", "")
+    return tp.__qualname__ if module in ("builtins", "") else f"{module}.{tp.__qualname__}"
+
+
+# Types whose values are compared with == in a CONSTANT_MATCH guard.
+_EQ_TYPES = (int, float, complex, str, bytes, np.generic)
+
+
+class GuardSet:
+    """The guards collected while tracing one frame, in the order they were made
+    (a value's type guard always precedes guards on its attributes)."""
+
+    def __init__(self, ns: Namespace) -> None:
+        self.ns = ns
+        self._guards: List[Guard] = []
+        self._seen: set = set()
+
+    def __len__(self) -> int:
+        return len(self._guards)
+
+    @property
+    def guards(self) -> List[Guard]:
+        return list(self._guards)
+
+    def add(self, name: str, code: str) -> None:
+        if code in self._seen:
+            return
+        self._seen.add(code)
+        self._guards.append(Guard(name, code))
+
+    def _e(self, source: Source) -> str:
+        return source.expr(self.ns.const)
+
+    # -- guard kinds ------------------------------------------------------
+    def type_match(self, source: Source, tp: type) -> None:
+        self.add(f"type({source.name()}) is {_type_name(tp)}",
+                 f"type({self._e(source)}) is {self.ns.const(tp, 't')}")
+
+    def id_match(self, source: Source, obj: Any) -> None:
+        label = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+        self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
+
+    def constant_match(self, source: Source, value: Any) -> None:
+        """Value equality for immutable constants (types checked first: 1 == 1.0 == True)."""
+        if value is None or value is Ellipsis or value is NotImplemented or isinstance(value, bool):
+            self.add(f"{source.name()} is {value!r}", f"{self._e(source)} is {self.ns.const(value, 'c')}")
+            return
+        self.type_match(source, type(value))
+        if isinstance(value, float) and value != value:
+            self.add(f"{source.name()} is nan", f"{self._e(source)} != {self._e(source)}")
+            return
+        self.add(f"{source.name()} == {_short_repr(value)}",
+                 f"{self._e(source)} == {self.ns.const(value, 'c')}")
+
+    def length_match(self, source: Source, length: int) -> None:
+        self.add(f"len({source.name()}) == {length}", f"len({self._e(source)}) == {length}")
+
+    def dict_keys_match(self, source: Source, keys: Sequence[Any]) -> None:
+        keys = list(keys)
+        self.add(f"list({source.name()}.keys()) == {_short_repr(keys)}",
+                 f"list({self._e(source)}) == {self.ns.const(keys, 'c')}")
+
+    def array_match(self, source: Source, value: np.ndarray, layout: str) -> None:
+        """type, dtype, shape and memory layout of an ndarray (Dynamo's TENSOR_MATCH, split
+        into parts so that a recompile reason says which one changed)."""
+        e = self._e(source)
+        self.type_match(source, type(value))
+        dt = value.dtype
+        dname = self.ns.const(dt, "d")
+        # Builtin dtypes are singletons, so `is` answers almost always; == covers the rest.
+        self.add(f"{source.name()}.dtype == {dt}", f"({e}.dtype is {dname} or {e}.dtype == {dname})")
+        self.add(f"{source.name()}.shape == {value.shape}", f"{e}.shape == {value.shape!r}")
+        if layout == "C":
+            self.add(f"{source.name()} is C-contiguous", f"{e}.flags.c_contiguous")
+        elif layout == "F":
+            self.add(f"{source.name()} is F-contiguous", f"{e}.flags.f_contiguous")
+        else:
+            self.add(f"{source.name()}.strides == {value.strides}", f"{e}.strides == {value.strides!r}")
+
+
+def compile_check(guard: Guard, params: Sequence[str], ns: Namespace):
+    """A function (*params) -> bool for one guard, for naming the failing one."""
+    src = f"def _check({', '.join(params)}):\n    return bool({guard.code})\n"
+    scope = dict(ns.values)
+    exec(compile(src, f"<guard {guard.name}>", "exec"), scope)
+    return scope["_check"]
+
+
+def first_failing(guards: Sequence[Guard], params: Sequence[str], ns: Namespace,
+                  args: Sequence[Any]) -> Optional[Guard]:
+    """The first guard that does not hold for ``args`` (an exception counts as failing)."""
+    for guard in guards:
+        try:
+            ok = compile_check(guard, params, ns)(*args)
+        except Exception:
+            ok = False
+        if not ok:
+            return guard
+    return None

@@ -1,0 +1,140 @@
+"""Calls and returns, for every version's call sequence.
+
+Where NULL sits in a call sequence is the table fact ``call_null_layout``:
+None (up to 3.10), "null_first" (3.11, 3.12: ``[NULL|callable, callable|self,
+args...]``) or "callable_first" (3.13: ``[callable, NULL|self, args...]``);
+how keyword names arrive is the fact ``kw_names``.
+"""
+from __future__ import annotations
+
+from typing import Dict, List
+
+from . import handler
+from ..variables.base import VariableTracker
+
+
+def _is_null(value) -> bool:
+    from ..tracer import NULL
+    return value is NULL
+
+
+def _kwargs_from(names: tuple, values: List[VariableTracker]):
+    n = len(names)
+    if n == 0:
+        return values, {}
+    return values[:-n], dict(zip(names, values[-n:]))
+
+
+def _pop_callable_pair(tx):
+    """The callable and the self argument (if any) below a call's arguments."""
+    layout = tx.table.fact("call_null_layout")
+    upper = tx.pop()
+    lower = tx.pop()
+    if layout == "callable_first":
+        fn, self_arg = lower, upper
+    else:
+        fn, self_arg = upper, lower
+        if not _is_null(lower):
+            # [method, self]: the lower slot holds the function
+            fn, self_arg = lower, upper
+    return fn, (None if _is_null(self_arg) else self_arg)
+
+
+def _call(tx, fn, args, kwargs) -> None:
+    tx.push(tx.call_function(fn, args, kwargs))
+
+
+@handler("CALL_FUNCTION")
+def call_function(tx, inst):
+    args = tx.popn(inst.argval)
+    fn = tx.pop()
+    _call(tx, fn, args, {})
+
+
+@handler("CALL_FUNCTION_KW")
+def call_function_kw(tx, inst):
+    names = tx.pop().as_python_constant()
+    values = tx.popn(inst.argval)
+    fn = tx.pop()
+    args, kwargs = _kwargs_from(names, values)
+    _call(tx, fn, args, kwargs)
+
+
+@handler("CALL_METHOD")
+def call_method(tx, inst):
+    args = tx.popn(inst.argval)
+    fn, self_arg = _pop_callable_pair(tx)
+    _call(tx, fn, ([self_arg] if self_arg is not None else []) + args, {})
+
+
+@handler("KW_NAMES")
+def kw_names(tx, inst):
+    tx.kw_names = inst.argval
+
+
+@handler("CALL")
+def call(tx, inst):
+    values = tx.popn(inst.argval)
+    names = tx.kw_names or ()
+    tx.kw_names = None
+    fn, self_arg = _pop_callable_pair(tx)
+    args, kwargs = _kwargs_from(names, values)
+    _call(tx, fn, ([self_arg] if self_arg is not None else []) + args, kwargs)
+
+
+@handler("CALL_KW")
+def call_kw(tx, inst):
+    names = tx.pop().as_python_constant()
+    values = tx.popn(inst.argval)
+    fn, self_arg = _pop_callable_pair(tx)
+    args, kwargs = _kwargs_from(names, values)
+    _call(tx, fn, ([self_arg] if self_arg is not None else []) + args, kwargs)
+
+
+@handler("CALL_FUNCTION_EX")
+def call_function_ex(tx, inst):
+    from ..variables.containers import DictVariable
+    kwargs_var = tx.pop() if inst.argval & 1 else None
+    args_var = tx.pop()
+    layout = tx.table.fact("call_null_layout")
+    if layout == "callable_first":
+        null = tx.pop()
+        fn = tx.pop()
+    else:
+        fn = tx.pop()
+        if layout == "null_first":
+            null = tx.pop()
+            if not _is_null(null):
+                raise tx.unsupported("CALL_FUNCTION_EX with a method pair")
+    args = args_var.unpack(tx)
+    kwargs: Dict[str, VariableTracker] = {}
+    if kwargs_var is not None:
+        if not isinstance(kwargs_var, DictVariable):
+            raise tx.unsupported(f"**{kwargs_var.describe()} in a call")
+        kwargs = {k: v for k, v in kwargs_var.items.items()}
+    _call(tx, fn, args, kwargs)
+
+
+@handler("CALL_INTRINSIC_1")
+def call_intrinsic_1(tx, inst):
+    from ..variables.containers import TupleVariable
+    from ..variables.operators import unary_op
+    name = tx.table.fact("intrinsics_1")[inst.arg]
+    if name == "INTRINSIC_LIST_TO_TUPLE":
+        tx.push(TupleVariable(tx.pop().unpack(tx)))
+    elif name == "INTRINSIC_UNARY_POSITIVE":
+        tx.push(unary_op(tx, "pos", tx.pop()))
+    elif name == "INTRINSIC_STOPITERATION_ERROR":
+        raise tx.unsupported("StopIteration raised inside a generator")
+    else:
+        raise tx.unsupported(f"CALL_INTRINSIC_1 {name}")
+
+
+@handler("CALL_INTRINSIC_2")
+def call_intrinsic_2(tx, inst):
+    raise tx.unsupported(f"CALL_INTRINSIC_2 {tx.table.fact('intrinsics_2')[inst.arg]}")
+
+
+@handler("RETURN_VALUE")
+def return_value(tx, inst):
+    tx.do_return(tx.pop())

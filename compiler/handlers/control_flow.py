@@ -1,0 +1,87 @@
+"""Jumps, conditional branches and for loops.
+
+Every branch is decided at trace time: the condition must be a constant (or
+something whose truth is static, like a container's length); a condition on
+array values is Unsupported (a data-dependent branch, issue 4).
+"""
+from __future__ import annotations
+
+from . import handler
+from ..variables.constant import ConstantVariable
+
+
+@handler("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD")
+def jump(tx, inst):
+    tx.jump_to(inst.target)
+
+
+def _pop_jump(expect: bool):
+    def run(tx, inst):
+        if tx.pop().truth(tx) == expect:
+            tx.jump_to(inst.target)
+    return run
+
+
+handler("POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TRUE")(_pop_jump(True))
+handler("POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE")(_pop_jump(False))
+
+
+def _is_none(tx, value) -> bool:
+    from ..variables.operators import is_op
+    return is_op(tx, value, ConstantVariable(None))
+
+
+def _pop_jump_none(expect: bool):
+    def run(tx, inst):
+        if _is_none(tx, tx.pop()) == expect:
+            tx.jump_to(inst.target)
+    return run
+
+
+handler("POP_JUMP_IF_NONE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_BACKWARD_IF_NONE")(_pop_jump_none(True))
+handler("POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+        "POP_JUMP_BACKWARD_IF_NOT_NONE")(_pop_jump_none(False))
+
+
+def _jump_or_pop(expect: bool):
+    def run(tx, inst):
+        if tx.peek().truth(tx) == expect:
+            tx.jump_to(inst.target)
+        else:
+            tx.pop()
+    return run
+
+
+handler("JUMP_IF_TRUE_OR_POP")(_jump_or_pop(True))
+handler("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
+
+
+@handler("GET_ITER")
+def get_iter(tx, inst):
+    from ..variables.containers import IteratorVariable
+    value = tx.pop()
+    if isinstance(value, IteratorVariable):
+        tx.push(value)
+    else:
+        tx.push(IteratorVariable(value.unpack(tx)))
+
+
+@handler("FOR_ITER", stack_effect_exempt=True)
+def for_iter(tx, inst):
+    from ..variables.containers import IteratorVariable
+    iterator = tx.peek()
+    if not isinstance(iterator, IteratorVariable):
+        raise tx.unsupported(f"for loop over {iterator.describe()}")
+    item = iterator.next(tx)
+    if item is not None:
+        tx.push(item)
+        return
+    target = inst.target
+    if target.opname == "END_FOR":
+        # Where the loop ends in END_FOR, CPython pops the iterator and skips END_FOR (and
+        # the POP_TOP after it, where there is one).  Like Dynamo, run END_FOR instead with
+        # a dummy value on the stack: same result, and END_FOR is counted as Dynamo counts it.
+        tx.push(ConstantVariable(None))
+    else:
+        tx.pop()
+    tx.jump_to(target)

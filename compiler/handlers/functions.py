@@ -1,0 +1,78 @@
+"""Creating functions (def, lambda, comprehensions before 3.12) and generator bodies.
+
+Generators are traced eagerly when a user generator function (or generator
+expression) is called inside the frame: every ``yield`` appends to the
+inlined translator's list, and the caller iterates over that list.
+"""
+from __future__ import annotations
+
+from . import handler
+from ..variables.constant import ConstantVariable
+from ..variables.functions import NestedFunctionVariable
+
+
+def _make(tx, code, qualname, flags, values) -> NestedFunctionVariable:
+    """``values``: attribute name -> tracker, for the flag bits that were set."""
+    defaults = values.get("defaults")
+    kwdefaults = values.get("kwdefaults")
+    closure = values.get("closure")
+    from ..variables.containers import DictVariable
+    return NestedFunctionVariable(
+        code, qualname, tx.f_globals, tx.globals_source,
+        defaults.unpack(tx) if defaults is not None else None,
+        dict(kwdefaults.items) if isinstance(kwdefaults, DictVariable) else None,
+        closure.unpack(tx) if closure is not None else [],
+    )
+
+
+@handler("MAKE_FUNCTION")
+def make_function(tx, inst):
+    qualname = tx.pop().as_python_constant() if tx.table.fact("make_function_qualname_on_stack") else None
+    code = tx.pop().as_python_constant()
+    if qualname is None:
+        qualname = getattr(code, "co_qualname", code.co_name)
+    flags = inst.arg or 0
+    values = {}
+    attr_flags = tx.table.fact("function_attr_flags")
+    if tx.table.fact("function_attrs") == "make_function_flags":
+        # Values sit on the stack in flag-bit order, the highest bit on top.
+        for bit in reversed(range(len(attr_flags))):
+            if flags & (1 << bit):
+                values[attr_flags[bit]] = tx.pop()
+    tx.push(_make(tx, code, qualname, flags, values))
+
+
+@handler("SET_FUNCTION_ATTRIBUTE")
+def set_function_attribute(tx, inst):
+    fn = tx.pop()
+    value = tx.pop()
+    attr_flags = tx.table.fact("function_attr_flags")
+    name = attr_flags[(inst.arg or 0).bit_length() - 1]
+    from ..variables.containers import DictVariable
+    if name == "defaults":
+        fn._defaults = value.unpack(tx)
+    elif name == "kwdefaults":
+        fn._kwdefaults = dict(value.items) if isinstance(value, DictVariable) else None
+    elif name == "closure":
+        fn._closure = value.unpack(tx)
+    tx.push(fn)
+
+
+@handler("YIELD_VALUE")
+def yield_value(tx, inst):
+    if tx.yielded is None:
+        raise tx.unsupported("yield outside an inlined generator")
+    tx.yielded.append(tx.pop())
+    tx.push(ConstantVariable(None))  # the value sent into the generator
+
+
+@handler("GEN_START", stack_effect_exempt=True)
+def gen_start(tx, inst):
+    pass  # the initial send(None): nothing was pushed for it
+
+
+@handler("RETURN_GENERATOR", stack_effect_exempt=True)
+def return_generator(tx, inst):
+    if tx.yielded is None:
+        raise tx.unsupported("generator frame")
+    tx.push(ConstantVariable(None))  # resumed by the first send(None); the next POP_TOP drops it

@@ -1,0 +1,161 @@
+"""Locals, globals, closure cells, constants and attributes."""
+from __future__ import annotations
+
+from . import handler
+from ..exc import Unsupported
+from ..variables.builder import wrap_constant_result
+from ..variables.constant import ConstantVariable
+
+
+def _null():
+    from ..tracer import NULL
+    return NULL
+
+
+def push_with_null(tx, value) -> None:
+    """Push a callable plus the NULL the version's call sequence expects beside it."""
+    layout = tx.table.fact("call_null_layout")
+    if layout == "null_first":
+        tx.push(_null())
+        tx.push(value)
+    elif layout == "callable_first":
+        tx.push(value)
+        tx.push(_null())
+    else:  # LOAD_METHOD before 3.11: [NULL, bound callable] tells CALL_METHOD "no self"
+        tx.push(_null())
+        tx.push(value)
+
+
+@handler("LOAD_CONST")
+def load_const(tx, inst):
+    tx.push(wrap_constant_result(inst.argval) if not isinstance(inst.argval, type(load_const.__code__))
+            else ConstantVariable(inst.argval))
+
+
+@handler("RETURN_CONST")
+def return_const(tx, inst):
+    tx.do_return(wrap_constant_result(inst.argval))
+
+
+@handler("LOAD_FAST", "LOAD_FAST_CHECK")
+def load_fast(tx, inst):
+    name = inst.argval
+    if name not in tx.locals:
+        tx.raise_python_exception(UnboundLocalError(
+            f"local variable {name!r} referenced before assignment"))
+    tx.push(tx.locals[name])
+
+
+@handler("LOAD_FAST_AND_CLEAR")
+def load_fast_and_clear(tx, inst):
+    # 3.12 inlined comprehensions save a shadowed name (NULL when unbound) and clear it.
+    tx.push(tx.locals.pop(inst.argval, _null()))
+
+
+@handler("STORE_FAST")
+def store_fast(tx, inst):
+    value = tx.pop()
+    if value is _null():
+        tx.locals.pop(inst.argval, None)
+    else:
+        tx.locals[inst.argval] = value
+
+
+@handler("DELETE_FAST")
+def delete_fast(tx, inst):
+    if inst.argval not in tx.locals:
+        tx.raise_python_exception(UnboundLocalError(f"local variable {inst.argval!r} referenced before assignment"))
+    del tx.locals[inst.argval]
+
+
+@handler("LOAD_GLOBAL")
+def load_global(tx, inst):
+    value = tx.load_global(inst.argval)
+    if inst.push_null:
+        if tx.table.fact("call_null_layout") == "callable_first":
+            tx.push(value)
+            tx.push(_null())
+        else:
+            tx.push(_null())
+            tx.push(value)
+    else:
+        tx.push(value)
+
+
+@handler("STORE_GLOBAL", "DELETE_GLOBAL")
+def store_global(tx, inst):
+    raise tx.unsupported(f"global store to {inst.argval!r} (a side effect; needs replay, issue 4)")
+
+
+@handler("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
+         "LOAD_FROM_DICT_OR_DEREF", "LOAD_CLASSDEREF", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR",
+         "SETUP_ANNOTATIONS", "LOAD_BUILD_CLASS", "LOAD_SUPER_ATTR", "PRINT_EXPR")
+def namespace_ops(tx, inst):
+    raise tx.unsupported(f"{inst.opname} (imports, class bodies and namespace access are not traced)")
+
+
+# -- closure cells ----------------------------------------------------------
+
+@handler("MAKE_CELL")
+def make_cell(tx, inst):
+    name = inst.argval
+    cell = tx.cell_for(name)
+    if name in tx.locals and cell.contents is None:
+        cell.contents = tx.locals.pop(name)
+
+
+@handler("COPY_FREE_VARS")
+def copy_free_vars(tx, inst):
+    pass  # free variables' cells are set up when the translator starts
+
+
+@handler("LOAD_DEREF")
+def load_deref(tx, inst):
+    tx.push(tx.cell_for(inst.argval).load(tx))
+
+
+@handler("STORE_DEREF")
+def store_deref(tx, inst):
+    tx.cell_for(inst.argval).store(tx, tx.pop())
+
+
+@handler("DELETE_DEREF")
+def delete_deref(tx, inst):
+    cell = tx.cell_for(inst.argval)
+    if cell.external:
+        raise tx.unsupported(f"del of closure variable {inst.argval!r}")
+    cell.contents = None
+
+
+@handler("LOAD_CLOSURE")
+def load_closure(tx, inst):
+    tx.push(tx.cell_for(inst.argval))
+
+
+# -- attributes -------------------------------------------------------------
+
+@handler("LOAD_ATTR")
+def load_attr(tx, inst):
+    obj = tx.pop()
+    value = obj.getattr(tx, inst.argval)
+    if inst.is_method:
+        push_with_null(tx, value)
+    else:
+        tx.push(value)
+
+
+@handler("LOAD_METHOD")
+def load_method(tx, inst):
+    obj = tx.pop()
+    push_with_null(tx, obj.getattr(tx, inst.argval))
+
+
+@handler("STORE_ATTR", "DELETE_ATTR")
+def store_attr(tx, inst):
+    raise tx.unsupported(f"attribute store .{inst.argval} (a side effect; needs replay, issue 4)")
+
+
+@handler("LOAD_ASSERTION_ERROR")
+def load_assertion_error(tx, inst):
+    from ..variables.builtins import BuiltinVariable
+    tx.push(BuiltinVariable(AssertionError))

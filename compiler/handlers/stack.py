@@ -1,0 +1,85 @@
+"""Stack manipulation and no-ops."""
+from __future__ import annotations
+
+import dis
+
+from . import handler
+
+
+@handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")
+def nop(tx, inst):
+    pass
+
+
+@handler("POP_TOP")
+def pop_top(tx, inst):
+    tx.pop()
+
+
+@handler("PUSH_NULL")
+def push_null(tx, inst):
+    from ..tracer import NULL
+    tx.push(NULL)
+
+
+@handler("ROT_TWO")
+def rot_two(tx, inst):
+    a, b = tx.popn(2)
+    tx.push(b)
+    tx.push(a)
+
+
+@handler("ROT_THREE")
+def rot_three(tx, inst):
+    a, b, c = tx.popn(3)
+    tx.push(c)
+    tx.push(a)
+    tx.push(b)
+
+
+@handler("ROT_FOUR")
+def rot_four(tx, inst):
+    a, b, c, d = tx.popn(4)
+    tx.push(d)
+    tx.push(a)
+    tx.push(b)
+    tx.push(c)
+
+
+@handler("ROT_N")
+def rot_n(tx, inst):
+    values = tx.popn(inst.argval)
+    tx.stack.extend([values[-1]] + values[:-1])
+
+
+@handler("DUP_TOP")
+def dup_top(tx, inst):
+    tx.push(tx.peek())
+
+
+@handler("DUP_TOP_TWO")
+def dup_top_two(tx, inst):
+    a, b = tx.stack[-2:]
+    tx.push(a)
+    tx.push(b)
+
+
+@handler("COPY")
+def copy(tx, inst):
+    tx.push(tx.peek(inst.argval))
+
+
+@handler("SWAP")
+def swap(tx, inst):
+    n = inst.argval
+    tx.stack[-1], tx.stack[-n] = tx.stack[-n], tx.stack[-1]
+
+
+_END_FOR_POPS = -dis.stack_effect(dis.opmap["END_FOR"]) if "END_FOR" in dis.opmap else 0
+
+
+@handler("END_FOR")
+def end_for(tx, inst):
+    # How many values END_FOR pops is the running interpreter's (2 on 3.12, 1 on 3.13, where a
+    # POP_TOP follows); FOR_ITER leaves exactly that many when the loop ends.
+    tx.popn(_END_FOR_POPS)

@@ -1,0 +1,345 @@
+"""The symbolic interpreter: steps a frame's decoded instructions over trackers.
+
+``InstructionTranslator`` traces the compiled frame itself;
+``InliningTranslator`` traces a user function called from it (one nested
+translator per inlined frame, sharing the OutputGraph).  Each instruction is
+dispatched through the running interpreter's opcode table
+(``table.handlers[opname]``, filled by ``compiler.handlers`` at import); no
+handler knows which Python version it runs on.
+
+Tracing is speculative by design: a handler that meets something it cannot
+model raises ``Unsupported`` with the instruction recorded (``where``).  Until
+graph breaks exist (issue 4), the caller then runs the whole frame natively;
+the restart-at-failure-point scheme of issue 4 hooks in at
+``InstructionTranslator.run`` (the failing instruction is ``error_inst``).
+"""
+from __future__ import annotations
+
+import dis
+import types
+from collections import Counter
+from typing import Any, Dict, List, Optional, Tuple
+
+import opcode_tables
+from opcode_tables.decode import decode_cached, split_superinstructions
+from opcode_tables.instruction import Instruction
+
+from . import config
+from .exc import InternalCompilerError, Unsupported
+from .output_graph import OutputGraph
+from .sources import ClosureSource, GlobalSource, ItemSource, BuiltinSource, LocalSource, Source
+from .variables.base import VariableTracker
+from .variables.constant import ConstantVariable
+from .variables.functions import CellVariable
+
+
+class NullVariable(VariableTracker):
+    """The NULL that 3.11+ call sequences (and LOAD_FAST_AND_CLEAR) put on the stack."""
+
+    def describe(self) -> str:
+        return "NULL"
+
+
+NULL = NullVariable()
+
+
+class TracedException(Exception):
+    """A Python exception raised by the traced program itself (not by the tracer)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__(repr(exc))
+        self.exc = exc
+
+
+class _Return(Exception):
+    """Internal: the frame returned ``value``."""
+
+    def __init__(self, value: VariableTracker) -> None:
+        self.value = value
+
+
+_INSTRUCTIONS: Dict[types.CodeType, Tuple[List[Instruction], Dict[int, int]]] = {}
+
+
+def instructions_of(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
+    """Decoded, superinstruction-split instructions and an index by instruction identity."""
+    cached = _INSTRUCTIONS.get(code)
+    if cached is None:
+        instructions = split_superinstructions(decode_cached(code).instructions)
+        index = {id(inst): i for i, inst in enumerate(instructions)}
+        cached = (instructions, index)
+        _INSTRUCTIONS[code] = cached
+    return cached
+
+
+def _where(code: types.CodeType, inst: Optional[Instruction]) -> str:
+    line = inst.line if inst is not None and inst.line is not None else code.co_firstlineno
+    return f"{code.co_filename}:{line}"
+
+
+class InstructionTranslatorBase:
+    def __init__(self, output: OutputGraph, code: types.CodeType, f_globals: dict,
+                 globals_source: Optional[Source], depth: int) -> None:
+        self.output = output
+        self.code = code
+        self.f_globals = f_globals
+        self.globals_source = globals_source
+        self.depth = depth
+        self.table = opcode_tables.current_table()
+        self.instructions, self._index = instructions_of(code)
+        self.stack: List[VariableTracker] = []
+        self.locals: Dict[str, VariableTracker] = {}
+        self.cells: Dict[str, CellVariable] = {}
+        self.block_stack: List[Tuple[str, Instruction, int]] = []
+        self.ip = 0
+        self.current: Optional[Instruction] = None
+        self.kw_names: Optional[tuple] = None
+        self.yielded: Optional[List[VariableTracker]] = None
+        self.steps = 0
+
+    # -- stack helpers ----------------------------------------------------
+    def push(self, value: VariableTracker) -> None:
+        self.stack.append(value)
+
+    def pop(self) -> VariableTracker:
+        if not self.stack:
+            raise InternalCompilerError(f"stack underflow at {self.current}")
+        return self.stack.pop()
+
+    def popn(self, n: int) -> List[VariableTracker]:
+        if n == 0:
+            return []
+        if len(self.stack) < n:
+            raise InternalCompilerError(f"stack underflow at {self.current}")
+        values = self.stack[-n:]
+        del self.stack[-n:]
+        return values
+
+    def peek(self, depth: int = 1) -> VariableTracker:
+        return self.stack[-depth]
+
+    # -- control ----------------------------------------------------------
+    def jump_to(self, target: Instruction) -> None:
+        self.ip = self._index[id(target)]
+
+    def where(self) -> str:
+        return _where(self.code, self.current)
+
+    def unsupported(self, reason: str) -> "Unsupported":
+        return Unsupported(reason, where=self.where())
+
+    def raise_python_exception(self, exc: BaseException):
+        raise TracedException(exc)
+
+    def run_constant(self, fn, args, kwargs):
+        """Evaluate a pure function at trace time; its exceptions are the program's."""
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:  # the traced program raises here
+            raise TracedException(e) from None
+
+    def speculate_getattr(self, var: VariableTracker, name: str) -> VariableTracker:
+        """``getattr`` for hasattr/getattr-with-default: AttributeError is an answer."""
+        try:
+            return var.getattr(self, name)
+        except TracedException as e:
+            if isinstance(e.exc, AttributeError):
+                raise AttributeError(name) from None
+            raise
+
+    # -- names ------------------------------------------------------------
+    def load_global(self, name: str) -> VariableTracker:
+        if name in self.f_globals:
+            source: Source = (GlobalSource(name) if self.globals_source is None
+                              else ItemSource(self.globals_source, name))
+            return self.output.wrap(self.f_globals[name], source)
+        b = self.f_globals.get("__builtins__", self.output.f_builtins)
+        bdict = b if isinstance(b, dict) else vars(b)
+        if name in bdict:
+            return self.output.wrap(bdict[name], BuiltinSource(name))
+        self.raise_python_exception(NameError(f"name {name!r} is not defined"))
+
+    def cell_for(self, name: str) -> CellVariable:
+        cell = self.cells.get(name)
+        if cell is None:
+            cell = self.cells[name] = CellVariable(name=name)
+        return cell
+
+    def deref_name(self, inst: Instruction) -> str:
+        return inst.argval
+
+    # -- calls --------------------------------------------------------------
+    def call_function(self, fn: VariableTracker, args: List[VariableTracker],
+                      kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+        return fn.call(self, args, kwargs)
+
+    def inline_call(self, fn, bound: Dict[str, VariableTracker]) -> VariableTracker:
+        if self.depth + 1 > config.max_inline_depth:
+            raise self.unsupported(f"inlining depth above {config.max_inline_depth} "
+                                   f"(recursion of {fn.describe()} is not static)")
+        code = fn.code
+        if code.co_flags & (inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR | inspect_CO_ITERABLE_COROUTINE):
+            raise self.unsupported(f"{fn.describe()} is a coroutine or async generator")
+        sub = InliningTranslator(self, fn, bound)
+        result = sub.run_inlined()
+        if code.co_flags & inspect_CO_GENERATOR:
+            from .variables.containers import IteratorVariable
+            return IteratorVariable(sub.yielded or [], "generator")
+        return result
+
+    # -- the loop -----------------------------------------------------------
+    def step(self) -> None:
+        inst = self.instructions[self.ip]
+        self.current = inst
+        self.ip += 1
+        self.steps += 1
+        self.count_instruction(inst)
+        handler = self.table.handlers.get(inst.opname)
+        if handler is None:
+            spec = self.table.opcodes.get(inst.opname)
+            why = spec.unsupported if spec is not None and spec.unsupported else "no handler yet"
+            raise self.unsupported(f"opcode {inst.opname}: {why}")
+        if config.debug_checks:
+            depth = len(self.stack)
+            handler(self, inst)
+            self.check_stack_effect(inst, depth)
+        else:
+            handler(self, inst)
+
+    def count_instruction(self, inst: Instruction) -> None:
+        pass
+
+    def check_stack_effect(self, inst: Instruction, before: int) -> None:
+        exempt = getattr(self.table.handlers.get(inst.opname), "stack_effect_exempt", False)
+        if exempt or self.ip == 0:
+            return
+        opcode = dis.opmap.get(inst.opname)
+        if opcode is None:
+            return
+        jumped = inst.target is not None and self.instructions[self.ip - 1] is not inst and \
+            self.ip == self._index.get(id(inst.target), -1)
+        arg = (inst.arg or 0) if opcode >= dis.HAVE_ARGUMENT else None
+        try:
+            expected = dis.stack_effect(opcode, arg, jump=jumped) if inst.target is not None else \
+                dis.stack_effect(opcode, arg)
+        except ValueError:
+            return
+        actual = len(self.stack) - before
+        if actual != expected:
+            raise InternalCompilerError(
+                f"handler for {inst.opname} changed the stack by {actual}, dis.stack_effect says "
+                f"{expected} (at {self.where()})")
+
+    def run_loop(self) -> VariableTracker:
+        try:
+            while True:
+                if self.steps > config.max_trace_instructions:
+                    raise self.unsupported(f"more than {config.max_trace_instructions} instructions "
+                                           "traced (a loop that does not end at trace time?)")
+                try:
+                    self.step()
+                except TracedException as e:
+                    self.handle_exception(e)
+        except _Return as r:
+            return r.value
+
+    def locate(self, e: Unsupported) -> Unsupported:
+        """Give an Unsupported raised below a handler the innermost file:line, as a traceback would."""
+        if e.where is None:
+            e.where = self.where()
+            e.args = (str(e),)
+        return e
+
+    def run_located(self) -> VariableTracker:
+        try:
+            return self.run_loop()
+        except Unsupported as e:
+            raise self.locate(e)
+
+    def handle_exception(self, e: TracedException) -> None:
+        """A Python exception raised by the program: until exception handling is traced,
+        the frame runs natively (where the real exception is raised or handled)."""
+        exc = e.exc
+        inside = bool(self.block_stack) or (self.current is not None and self.current.exc is not None)
+        kind = "inside a try block (exception handling is not traced yet)" if inside else ""
+        raise self.unsupported(f"the traced code raises {type(exc).__name__}: {exc} {kind}".strip())
+
+    def do_return(self, value: VariableTracker) -> None:
+        raise _Return(value)
+
+
+inspect_CO_GENERATOR = 0x20
+inspect_CO_COROUTINE = 0x80
+inspect_CO_ITERABLE_COROUTINE = 0x100
+inspect_CO_ASYNC_GENERATOR = 0x200
+
+
+class InstructionTranslator(InstructionTranslatorBase):
+    """Traces the compiled frame, counting ir_count the way Dynamo does."""
+
+    def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any]) -> None:
+        code = fn.__code__
+        output = OutputGraph(code, fn.__globals__, fn.__closure__)
+        super().__init__(output, code, fn.__globals__, None, depth=0)
+        self.fn = fn
+        self.ir_opcodes: Counter = Counter()
+        self._segment: List[str] = []
+        if code.co_flags & (inspect_CO_GENERATOR | inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR):
+            raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
+                              where=_where(code, None))
+        self.arg_values = arg_values
+        for index, name in enumerate(code.co_freevars):
+            self.cells[name] = CellVariable(source=ClosureSource(name, index), external=True, name=name)
+
+    def bind_arguments(self) -> None:
+        """Wrap the frame's arguments (installing their guards)."""
+        for name, value in self.arg_values.items():
+            self.locals[name] = self.output.wrap(value, LocalSource(name))
+        # Arguments that are also cells: CPython moves them into their cells at frame start
+        # (3.11+ does it with MAKE_CELL, which finds the value in the local slot).
+        for name in self.code.co_cellvars:
+            cell = self.cells[name] = CellVariable(name=name)
+            if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
+                cell.contents = self.locals[name]
+
+    def count_instruction(self, inst: Instruction) -> None:
+        self._segment.append(inst.opname)
+        spec = self.table.opcodes.get(inst.opname)
+        if spec is not None and (spec.jump is not None or spec.flow == "return"):
+            self.flush_segment()
+
+    def flush_segment(self) -> None:
+        self.ir_opcodes.update(self._segment)
+        self._segment = []
+
+    @property
+    def ir_count(self) -> int:
+        return sum(self.ir_opcodes.values())
+
+    def run(self) -> VariableTracker:
+        try:
+            self.bind_arguments()
+        except Unsupported as e:
+            raise self.locate(e)
+        return self.run_located()
+
+
+class InliningTranslator(InstructionTranslatorBase):
+    def __init__(self, parent: InstructionTranslatorBase, fn, bound: Dict[str, VariableTracker]) -> None:
+        super().__init__(parent.output, fn.code, fn.globals_dict(), fn.globals_source(parent),
+                         parent.depth + 1)
+        self.parent = parent
+        self.fn = fn
+        code = fn.code
+        self.locals.update(bound)
+        for name, cell in zip(code.co_freevars, fn.closure_cells(parent)):
+            self.cells[name] = cell
+        for name in code.co_cellvars:
+            cell = self.cells[name] = CellVariable(name=name)
+            if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
+                cell.contents = self.locals[name]
+        if code.co_flags & inspect_CO_GENERATOR:
+            self.yielded = []
+
+    def run_inlined(self) -> VariableTracker:
+        return self.run_located()

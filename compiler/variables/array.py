@@ -1,0 +1,187 @@
+"""How an ndarray (or NumPy scalar) is tracked: metadata, graph node, aliasing.
+
+An ``ArrayVariable`` stands for one array value.  It is either an input (it
+has a Source; its graph placeholder is made on first use) or the result of a
+graph call (it has a node).  Shape, dtype and the other static attributes are
+answered from its TensorMeta, without running anything.
+
+In-place operators rebind the tracker to a new node, so every name sharing
+the tracker sees the update, as with the real object.  That is only sound for
+a temporary nobody else can observe: not an input, not a view of another
+array, and with no views taken of it; anything else is Unsupported (a side
+effect to replay, issue 4).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ..exc import Unsupported
+from ..graph import Node, TensorMeta
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+# Array attributes answered from the metadata (contract: ops.ARRAY_ATTRIBUTES).
+_STATIC_ATTRS = ("shape", "ndim", "dtype", "size", "itemsize", "nbytes")
+# Attributes that are graph ops (views or new arrays).
+_OP_ATTRS = ("T", "real", "imag", "mT", "flat")
+# Op kinds whose results never alias their arguments.
+_FRESH_KINDS = frozenset({"elementwise", "reduction", "creation", "linalg"})
+
+
+class ArrayVariable(VariableTracker):
+    def __init__(self, meta: TensorMeta, node: Optional[Node] = None, source=None,
+                 example: Any = None) -> None:
+        super().__init__(source)
+        self.meta = meta
+        self.node = node
+        # The real input value (inputs only): for placeholder metadata and layout guards.
+        self.example = example
+        # Aliasing facts for in-place operators.
+        self.view_bases: List["ArrayVariable"] = []
+        self.has_views = False
+        self.rebound = False
+
+    def describe(self) -> str:
+        what = "array" if self.meta.kind == "array" else "NumPy scalar"
+        return f"{what} {self.meta.dtype}{list(self.meta.shape)}"
+
+    def python_type(self) -> type:
+        return np.ndarray if self.meta.kind == "array" else self.meta.dtype.type
+
+    def as_node(self, tx) -> Node:
+        if self.node is None:
+            self.node = tx.output.placeholder_for(self)
+        return self.node
+
+    # -- Python protocol --------------------------------------------------
+    def truth(self, tx) -> bool:
+        raise Unsupported(f"data-dependent branch: truth value of {self.describe()} "
+                          "depends on the array's contents")
+
+    def length(self, tx) -> int:
+        if self.meta.kind != "array" or not self.meta.shape:
+            raise Unsupported(f"len() of a 0-d {self.describe()}")
+        return self.meta.shape[0]
+
+    def unpack(self, tx) -> List[VariableTracker]:
+        n = self.length(tx)
+        return [self.getitem(tx, ConstantVariable(i)) for i in range(n)]
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        meta = self.meta
+        if name in _STATIC_ATTRS:
+            value = getattr(meta, name)
+            if name == "shape":
+                from .containers import TupleVariable
+                return TupleVariable([ConstantVariable(d) for d in value])
+            return ConstantVariable(value)
+        from ..ops import lookup_attribute, lookup_method
+        attr_op = lookup_attribute(name)
+        if attr_op is not None:
+            return call_op(tx, attr_op, [self], {})
+        if name in _OP_ATTRS:
+            raise Unsupported(f"array attribute {name!r} is not in the allowlist")
+        op = lookup_method(name)
+        if op is None:
+            raise Unsupported(f"ndarray.{name} is not in the allowlist")
+        return ArrayMethodVariable(self, name, op)
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        from ..ops import lookup_operator
+        return call_op(tx, lookup_operator("getitem"), [self, key], {})
+
+    def setitem(self, tx, key, value) -> None:
+        raise Unsupported(f"item assignment into {self.describe()} (in-place array write)")
+
+    def reconstruct(self, cg) -> str:
+        if self.source is not None and not self.rebound:
+            return cg.source_expr(self.source)
+        return cg.graph_output(self.as_node(cg.tx))
+
+    # -- in-place ---------------------------------------------------------
+    def assert_private_temporary(self, what: str) -> None:
+        if self.source is not None:
+            raise Unsupported(f"{what} on an input array (a side effect on the caller's data)")
+        if self.view_bases or self.has_views:
+            raise Unsupported(f"{what} on an array that shares memory with another (view aliasing)")
+
+    def rebind(self, result: "ArrayVariable", what: str) -> None:
+        if not result.meta.same_value_type(self.meta):
+            raise Unsupported(f"{what} would change {self.describe()} to {result.describe()} "
+                              "(NumPy's in-place casting rules)")
+        self.node = result.node
+        self.meta = result.meta
+        self.rebound = True
+
+
+class ArrayMethodVariable(VariableTracker):
+    """``x.sum`` before it is called."""
+
+    def __init__(self, array: ArrayVariable, name: str, op) -> None:
+        super().__init__(None)
+        self.array = array
+        self.name = name
+        self.op = op
+
+    def describe(self) -> str:
+        return f"method ndarray.{self.name}"
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return call_op(tx, self.op, [self.array, *args], kwargs)
+
+
+def to_graph_arg(tx, var: VariableTracker) -> Any:
+    """A tracker as a graph argument: arrays become nodes, constants stay values."""
+    if isinstance(var, ArrayVariable):
+        return var.as_node(tx)
+    from .containers import BaseListVariable
+    if isinstance(var, BaseListVariable):
+        items = [to_graph_arg(tx, item) for item in var.items]
+        return list(items) if var.python_type() is list else tuple(items)
+    from .containers import SliceVariable
+    if isinstance(var, SliceVariable):
+        return slice(*(to_graph_arg(tx, part) for part in var.parts))
+    if var.is_python_constant():
+        return var.as_python_constant()
+    raise Unsupported(f"{var.describe()} cannot be an argument of a graph op")
+
+
+def _arrays_in(vars: Sequence[VariableTracker]) -> List[ArrayVariable]:
+    from .containers import BaseListVariable
+    found: List[ArrayVariable] = []
+    for var in vars:
+        if isinstance(var, ArrayVariable):
+            found.append(var)
+        elif isinstance(var, BaseListVariable):
+            found.extend(_arrays_in(var.items))
+    return found
+
+
+def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> VariableTracker:
+    meta = node.meta
+    if isinstance(meta, TensorMeta):
+        result = ArrayVariable(meta, node)
+        if may_alias:
+            result.view_bases = list(may_alias)
+            for base in may_alias:
+                base.has_views = True
+        return result
+    if isinstance(meta, tuple):
+        from ..ops import lookup_operator
+        from .containers import TupleVariable
+        getitem = lookup_operator("getitem")
+        items = [wrap_node(tx, tx.output.graph.call(getitem, (node, i), {}), may_alias)
+                 for i in range(len(meta))]
+        return TupleVariable(items)
+    raise Unsupported(f"{node.target} returned a value the graph cannot describe")
+
+
+def call_op(tx, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+    """Put one allow-listed op into the graph and track its result."""
+    graph_args = tuple(to_graph_arg(tx, a) for a in args)
+    graph_kwargs = {k: to_graph_arg(tx, v) for k, v in kwargs.items()}
+    node = tx.output.graph.call(op, graph_args, graph_kwargs)
+    may_alias = [] if op.kind in _FRESH_KINDS else _arrays_in(list(args) + list(kwargs.values()))
+    return wrap_node(tx, node, may_alias)

@@ -1,0 +1,206 @@
+"""Turning real Python values into trackers, installing the guards they need.
+
+``wrap(output, value, source)`` is the one place where a value from outside
+the trace enters it; the guards installed here are exactly what the trace
+may depend on: an array's type/dtype/shape/layout, a constant's value, a
+container's type and length (its items are wrapped in turn), a function's or
+module's identity, a user object's type.
+"""
+from __future__ import annotations
+
+import builtins
+import collections
+import functools
+import types
+from typing import Any, Optional
+
+import numpy as np
+
+from ..exc import Unsupported
+from ..sources import AttrSource, ItemSource, Source
+from .. import trace_rules
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+# Immutable values that are specialised as constants (guarded by type and value).
+_CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis),
+                   range, slice, np.dtype, type(NotImplemented))
+
+_BUILTIN_CALLABLE_TYPES = frozenset({
+    int, float, bool, str, complex, tuple, list, dict, set, frozenset, range, enumerate, zip,
+    map, filter, reversed, slice, type, isinstance, object, bytes,
+    collections.OrderedDict, collections.defaultdict, functools.partial,
+})
+
+
+def wrap(output, value: Any, source: Optional[Source]) -> VariableTracker:
+    """A tracker for ``value`` read from ``source`` (guards recorded on ``output.guards``)."""
+    guards = output.guards if source is not None else None
+    vt = _wrap(output, value, source, guards)
+    return vt
+
+
+def _wrap(output, value, source, guards) -> VariableTracker:
+    from .array import ArrayVariable
+    from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
+    from .functions import BoundMethodVariable, PartialVariable, UserFunctionVariable
+    from .user_objects import ModuleVariable, UserClassVariable, UserObjectVariable, \
+        NamedTupleClassVariable, OpaqueCallableVariable
+    from .builtins import BuiltinVariable
+    from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
+
+    tp = type(value)
+    if tp is np.ndarray:
+        from ..graph import TensorMeta
+        meta = TensorMeta.of(value)
+        if guards is not None:
+            guards.array_match(source, value, meta.layout)
+        return ArrayVariable(meta, None, source, example=value)
+    if isinstance(value, np.ndarray):
+        raise Unsupported(f"ndarray subclass {tp.__name__} (only plain numpy.ndarray is traced)")
+    if isinstance(value, np.generic):
+        if value.dtype.kind not in "biufc":
+            raise Unsupported(f"NumPy scalar of dtype {value.dtype}")
+        if guards is not None:
+            guards.constant_match(source, value)
+        return ConstantVariable(value, source)
+    if tp in _CONSTANT_TYPES:
+        if guards is not None:
+            guards.constant_match(source, value)
+        return ConstantVariable(value, source)
+    if tp is tuple or tp is list:
+        if guards is not None:
+            guards.type_match(source, tp)
+            guards.length_match(source, len(value))
+        items = [_wrap(output, v, ItemSource(source, i) if source is not None else None, guards)
+                 for i, v in enumerate(value)]
+        return (TupleVariable if tp is tuple else ListVariable)(items, source)
+    if isinstance(value, tuple) and hasattr(tp, "_fields"):
+        if guards is not None:
+            guards.type_match(source, tp)
+        items = [_wrap(output, v, AttrSource(source, f) if source is not None else None, guards)
+                 for f, v in zip(tp._fields, value)]
+        return NamedTupleVariable(items, tp, source)
+    if tp in (dict, collections.OrderedDict, collections.defaultdict):
+        if guards is not None:
+            guards.type_match(source, tp)
+            guards.dict_keys_match(source, list(value.keys()))
+        items = {}
+        for k, v in value.items():
+            try:
+                hash(k)
+            except TypeError:
+                raise Unsupported("dict with unhashable keys") from None
+            items[k] = _wrap(output, v, ItemSource(source, k) if source is not None else None, guards)
+        factory = None
+        if tp is collections.defaultdict and value.default_factory is not None:
+            factory = _wrap(output, value.default_factory,
+                            AttrSource(source, "default_factory") if source is not None else None, guards)
+        return DictVariable(items, source, cls=tp, default_factory=factory)
+    if tp in (set, frozenset):
+        if guards is not None:
+            guards.type_match(source, tp)
+            guards.add(f"{source.name()} == {sorted(map(repr, value))}",
+                       f"{source.expr(guards.ns.const)} == {guards.ns.const(frozenset(value), 'c')}")
+        return SetVariable(set(value), tp, source)
+    if tp is types.ModuleType:
+        if guards is not None:
+            guards.id_match(source, value)
+        return ModuleVariable(value, source)
+
+    # -- callables: identity-guarded --------------------------------------
+    if guards is not None and (callable(value) or isinstance(value, type)):
+        if tp is functools.partial:
+            guards.type_match(source, tp)
+        elif tp is types.MethodType:
+            guards.type_match(source, tp)
+        else:
+            guards.id_match(source, value)
+
+    allowed = trace_rules.allowed_opinfo(value)
+    if allowed is not None:
+        return NumpyFunctionVariable(value, allowed, source)
+    if trace_rules.is_disabled(value):
+        return OpaqueCallableVariable(value, source, "disabled with compiler.disable")
+    if tp is types.FunctionType:
+        op = lookup_numpy_op(value)
+        if op is not None:
+            return NumpyFunctionVariable(value, op, source)
+        if trace_rules.is_numpy_object(value):
+            return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
+        return UserFunctionVariable(value, source)
+    if tp is types.MethodType:
+        fn = _wrap(output, value.__func__, AttrSource(source, "__func__") if source else None, guards)
+        obj = _wrap(output, value.__self__, AttrSource(source, "__self__") if source else None, guards)
+        return BoundMethodVariable(fn, obj, source)
+    if tp is functools.partial:
+        src = source
+        fn = _wrap(output, value.func, AttrSource(src, "func") if src else None, guards)
+        if guards is not None:
+            guards.length_match(AttrSource(src, "args"), len(value.args))
+            guards.dict_keys_match(AttrSource(src, "keywords"), list(value.keywords))
+        args = [_wrap(output, a, ItemSource(AttrSource(src, "args"), i) if src else None, guards)
+                for i, a in enumerate(value.args)]
+        kwargs = {k: _wrap(output, v, ItemSource(AttrSource(src, "keywords"), k) if src else None, guards)
+                  for k, v in value.keywords.items()}
+        return PartialVariable(fn, args, kwargs, source)
+    if isinstance(value, type):
+        if value in _BUILTIN_CALLABLE_TYPES:
+            return BuiltinVariable(value, source)
+        if issubclass(value, np.generic) or value is np.ndarray or value is np.dtype:
+            return ConstantVariable(value, source)
+        if issubclass(value, tuple) and hasattr(value, "_fields"):
+            return NamedTupleClassVariable(value, source)
+        if issubclass(value, BaseException):
+            return BuiltinVariable(value, source)
+        if value.__module__ == "builtins":
+            return ConstantVariable(value, source)
+        return UserClassVariable(value, source)
+    if callable(value):
+        op = lookup_numpy_op(value)
+        if op is not None:
+            return NumpyFunctionVariable(value, op, source)
+        if tp in (types.BuiltinFunctionType, types.BuiltinMethodType) or isinstance(value, np.ufunc):
+            if trace_rules.is_numpy_object(value) or isinstance(value, np.ufunc):
+                return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
+            if BuiltinVariable.handles(value):
+                return BuiltinVariable(value, source)
+            return OpaqueCallableVariable(value, source, "a C function the tracer does not model")
+    if tp.__module__ == "builtins" and not hasattr(value, "__dict__"):
+        raise Unsupported(f"value of type {tp.__name__} from {source.name() if source else 'the trace'}")
+    if guards is not None:
+        guards.type_match(source, tp)
+    return UserObjectVariable(value, source)
+
+
+def wrap_constant_result(value: Any) -> VariableTracker:
+    """A value computed at trace time (no source): constants and fresh containers."""
+    from .containers import DictVariable, ListVariable, SetVariable, TupleVariable
+    tp = type(value)
+    if tp in _CONSTANT_TYPES or isinstance(value, np.generic) or isinstance(value, type):
+        return ConstantVariable(value)
+    if tp is tuple:
+        return TupleVariable([wrap_constant_result(v) for v in value])
+    if tp is list:
+        return ListVariable([wrap_constant_result(v) for v in value])
+    if tp is dict:
+        return DictVariable({k: wrap_constant_result(v) for k, v in value.items()})
+    if tp in (set, frozenset):
+        return SetVariable(value, tp)
+    raise Unsupported(f"trace-time result of type {tp.__name__}")
+
+
+def wrap_static_attr(tx, owner: Any, name: str, source: Optional[Source]) -> VariableTracker:
+    """``owner.name`` for a class or module known at trace time."""
+    try:
+        value = getattr(owner, name)
+    except AttributeError as e:
+        tx.raise_python_exception(AttributeError(str(e)))
+    if source is None:
+        if isinstance(value, (int, float, str, bool, type(None))):
+            return ConstantVariable(value)
+        raise Unsupported(f"attribute {name!r} of {owner!r} without a source to guard")
+    return tx.output.wrap(value, AttrSource(source, name))
+
+
+BUILTINS_DICT = vars(builtins)

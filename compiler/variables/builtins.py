@@ -1,0 +1,444 @@
+"""Builtins, the ``operator`` module and ``math``: evaluated at trace time on
+constants, mapped onto graph ops or tracker operations otherwise."""
+from __future__ import annotations
+
+import builtins
+import collections
+import functools
+import math
+import operator
+from typing import Any, Callable, Dict, List, Sequence
+
+import numpy as np
+
+from ..exc import Unsupported
+from .. import trace_rules
+from .base import VariableTracker, all_constant, constants_of
+from .constant import ConstantVariable
+from .operators import BINARY, COMPARE, UNARY, binary_op, contains_op, is_op, unary_op
+
+_OPERATOR_BINARY = {getattr(operator, n): n for n in BINARY}
+_OPERATOR_BINARY.update({getattr(operator, n): n for n in COMPARE})
+_OPERATOR_UNARY = {getattr(operator, n): n for n in UNARY}
+_OPERATOR_INPLACE = {getattr(operator, "i" + n.rstrip("_")): n for n in BINARY}
+
+
+class BuiltinVariable(VariableTracker):
+    """A builtin function or type, an ``operator`` function or a ``math`` function."""
+
+    def __init__(self, fn: Any, source=None) -> None:
+        super().__init__(source)
+        self.fn = fn
+
+    @staticmethod
+    def handles(fn: Any) -> bool:
+        return (fn in _HANDLERS or trace_rules.is_foldable_module_function(fn)
+                or fn in trace_rules.FOLDABLE_BUILTINS or fn in _OPERATOR_BINARY
+                or fn in _OPERATOR_UNARY)
+
+    def describe(self) -> str:
+        return f"builtin {getattr(self.fn, '__name__', self.fn)}"
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def is_python_constant(self) -> bool:
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.fn
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if isinstance(self.fn, type):
+            from .builder import wrap_static_attr
+            return wrap_static_attr(tx, self.fn, name, self.source)
+        return super().getattr(tx, name)
+
+    def call(self, tx, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+        fn = self.fn
+        handler = _HANDLERS.get(fn)
+        if handler is not None:
+            result = handler(tx, list(args), dict(kwargs))
+            if result is not None:
+                return result
+        if fn in _OPERATOR_BINARY and len(args) == 2 and not kwargs:
+            return binary_op(tx, _OPERATOR_BINARY[fn], args[0], args[1])
+        if fn in _OPERATOR_INPLACE and len(args) == 2 and not kwargs:
+            return binary_op(tx, _OPERATOR_INPLACE[fn], args[0], args[1], inplace=True)
+        if fn in _OPERATOR_UNARY and len(args) == 1 and not kwargs:
+            return unary_op(tx, _OPERATOR_UNARY[fn], args[0])
+        if all_constant(args) and all_constant(list(kwargs.values())) and (
+                fn in trace_rules.FOLDABLE_BUILTINS or trace_rules.is_foldable_module_function(fn)
+                or isinstance(fn, type) and issubclass(fn, BaseException)):
+            from .builder import wrap_constant_result
+            if isinstance(fn, type) and issubclass(fn, BaseException):
+                return ExceptionVariable(fn, constants_of(args))
+            value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
+            return wrap_constant_result(value)
+        if isinstance(fn, type) and issubclass(fn, BaseException):
+            raise Unsupported(f"exception {fn.__name__} with non-constant arguments")
+        name = getattr(fn, "__name__", repr(fn))
+        if any(_is_array(a) for a in list(args) + list(kwargs.values())):
+            raise Unsupported(f"{name}() of an array needs the array's values (data-dependent); "
+                              "use the NumPy equivalent")
+        raise Unsupported(f"call of builtin {name}() with these arguments")
+
+    def reconstruct(self, cg) -> str:
+        if self.source is not None:
+            return cg.source_expr(self.source)
+        return cg.const(self.fn)
+
+
+class ExceptionVariable(VariableTracker):
+    """An exception instance built by the traced code (to be raised)."""
+
+    def __init__(self, cls: type, args: List[Any]) -> None:
+        super().__init__(None)
+        self.cls = cls
+        self.args = args
+
+    def describe(self) -> str:
+        return f"exception {self.cls.__name__}"
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def make(self) -> BaseException:
+        return self.cls(*self.args)
+
+
+def _is_array(var: VariableTracker) -> bool:
+    from .array import ArrayVariable
+    return isinstance(var, ArrayVariable)
+
+
+def _const_or_none(args: Sequence[VariableTracker]):
+    return constants_of(args) if all_constant(args) else None
+
+
+# -- handlers: (tx, args, kwargs) -> tracker, or None to fall through -------
+
+def _len(tx, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        return ConstantVariable(args[0].length(tx))
+
+
+def _python_type_of(tx, var: VariableTracker) -> type:
+    from .user_objects import UserObjectVariable
+    if isinstance(var, UserObjectVariable):
+        return type(var.value)
+    return var.python_type()
+
+
+def _isinstance(tx, args, kwargs):
+    if len(args) != 2 or kwargs:
+        return None
+    classes = args[1]
+    if not classes.is_python_constant():
+        raise Unsupported(f"isinstance() with {classes.describe()}")
+    return ConstantVariable(isinstance_of_type(_python_type_of(tx, args[0]), classes.as_python_constant()))
+
+
+def isinstance_of_type(tp: type, classes: Any) -> bool:
+    try:
+        return issubclass(tp, classes)
+    except TypeError:
+        raise Unsupported(f"isinstance() with {classes!r}") from None
+
+
+def _issubclass(tx, args, kwargs):
+    consts = _const_or_none(args)
+    if consts is not None and not kwargs:
+        return ConstantVariable(tx.run_constant(issubclass, consts, {}))
+
+
+def _type(tx, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        from ..sources import TypeSource
+        var = args[0]
+        tp = _python_type_of(tx, var)
+        if var.source is not None and not _is_array(var):
+            return tx.output.wrap(tp, TypeSource(var.source))
+        from .builder import _wrap
+        return _wrap(tx.output, tp, None, None)
+
+
+def _range(tx, args, kwargs):
+    consts = _const_or_none(args)
+    if consts is None or kwargs:
+        raise Unsupported("range() of non-constant bounds")
+    return ConstantVariable(tx.run_constant(range, consts, {}))
+
+
+def _iterator(items, kind="iterator"):
+    from .containers import IteratorVariable
+    return IteratorVariable(items, kind)
+
+
+def _enumerate(tx, args, kwargs):
+    from .containers import TupleVariable
+    start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_python_constant()
+    items = args[0].unpack(tx)
+    return _iterator([TupleVariable([ConstantVariable(start + i), item]) for i, item in enumerate(items)],
+                     "enumerate")
+
+
+def _zip(tx, args, kwargs):
+    from .containers import TupleVariable
+    strict = kwargs.pop("strict", ConstantVariable(False)).as_python_constant()
+    if kwargs:
+        return None
+    seqs = [a.unpack(tx) for a in args]
+    if strict and len({len(s) for s in seqs}) > 1:
+        tx.raise_python_exception(ValueError("zip() arguments have different lengths"))
+    return _iterator([TupleVariable(list(group)) for group in zip(*seqs)], "zip")
+
+
+def _map(tx, args, kwargs):
+    if kwargs or len(args) < 2:
+        return None
+    fn = args[0]
+    seqs = [a.unpack(tx) for a in args[1:]]
+    return _iterator([fn.call(tx, list(group), {}) for group in zip(*seqs)], "map")
+
+
+def _filter(tx, args, kwargs):
+    if kwargs or len(args) != 2:
+        return None
+    fn, items = args[0], args[1].unpack(tx)
+    keep = []
+    for item in items:
+        test = item if fn.is_python_constant() and fn.as_python_constant() is None else fn.call(tx, [item], {})
+        if test.truth(tx):
+            keep.append(item)
+    return _iterator(keep, "filter")
+
+
+def _reversed(tx, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        return _iterator(list(reversed(args[0].unpack(tx))), "reversed")
+
+
+def _iter(tx, args, kwargs):
+    from .containers import IteratorVariable
+    if len(args) == 1 and not kwargs:
+        if isinstance(args[0], IteratorVariable):
+            return args[0]
+        return _iterator(args[0].unpack(tx))
+
+
+def _next(tx, args, kwargs):
+    from .containers import IteratorVariable
+    if 1 <= len(args) <= 2 and not kwargs and isinstance(args[0], IteratorVariable):
+        item = args[0].next(tx)
+        if item is None:
+            if len(args) == 2:
+                return args[1]
+            tx.raise_python_exception(StopIteration())
+        return item
+
+
+def _list(tx, args, kwargs):
+    from .containers import ListVariable
+    if not args and not kwargs:
+        return ListVariable([])
+    if len(args) == 1 and not kwargs:
+        return ListVariable(args[0].unpack(tx))
+
+
+def _tuple(tx, args, kwargs):
+    from .containers import TupleVariable
+    if not args and not kwargs:
+        return TupleVariable([])
+    if len(args) == 1 and not kwargs:
+        return TupleVariable(args[0].unpack(tx))
+
+
+def _set_like(cls):
+    def handler(tx, args, kwargs):
+        from .containers import SetVariable, _const_key
+        if not args and not kwargs:
+            return SetVariable(set(), cls)
+        if len(args) == 1 and not kwargs:
+            return SetVariable({_const_key(v) for v in args[0].unpack(tx)}, cls)
+    return handler
+
+
+def _dict_like(cls):
+    def handler(tx, args, kwargs):
+        from .containers import DictVariable, _const_key
+        factory = None
+        if cls is collections.defaultdict:
+            if args:
+                factory, args = args[0], args[1:]
+                if factory.is_python_constant() and factory.as_python_constant() is None:
+                    factory = None
+        items: Dict[Any, VariableTracker] = {}
+        if len(args) > 1:
+            return None
+        if args:
+            source = args[0]
+            if isinstance(source, DictVariable):
+                items.update(source.items)
+            else:
+                for pair in source.unpack(tx):
+                    key, value = pair.unpack(tx)
+                    items[_const_key(key)] = value
+        items.update(kwargs)
+        return DictVariable(items, cls=cls, default_factory=factory)
+    return handler
+
+
+def _sum(tx, args, kwargs):
+    if not args or len(args) > 2:
+        return None
+    start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0))
+    if kwargs:
+        return None
+    total = start
+    for item in args[0].unpack(tx):
+        total = binary_op(tx, "add", total, item)
+    return total
+
+
+def _min_max(fn):
+    def handler(tx, args, kwargs):
+        items = args[0].unpack(tx) if len(args) == 1 else list(args)
+        if not all_constant(items) or any(not v.is_python_constant() for v in kwargs.values()):
+            if any(_is_array(i) for i in items):
+                raise Unsupported(f"{fn.__name__}() over arrays compares their values (data-dependent); "
+                                  f"use np.{'maximum' if fn is max else 'minimum'} or .{fn.__name__}()")
+            raise Unsupported(f"{fn.__name__}() of non-constant values")
+        from .builder import wrap_constant_result
+        value = tx.run_constant(fn, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
+        return wrap_constant_result(value)
+    return handler
+
+
+def _abs(tx, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        return unary_op(tx, "abs", args[0])
+
+
+def _pow(tx, args, kwargs):
+    if len(args) == 2 and not kwargs:
+        return binary_op(tx, "pow", args[0], args[1])
+
+
+def _bool(tx, args, kwargs):
+    if not args:
+        return ConstantVariable(False)
+    if len(args) == 1 and not kwargs:
+        return ConstantVariable(args[0].truth(tx))
+
+
+def _all_any(fn):
+    def handler(tx, args, kwargs):
+        if len(args) != 1 or kwargs:
+            return None
+        truths = (item.truth(tx) for item in args[0].unpack(tx))
+        return ConstantVariable(fn(truths))
+    return handler
+
+
+def _getattr(tx, args, kwargs):
+    if 2 <= len(args) <= 3 and not kwargs and args[1].is_python_constant():
+        name = args[1].as_python_constant()
+        if len(args) == 3:
+            try:
+                return tx.speculate_getattr(args[0], name)
+            except AttributeError:
+                return args[2]
+        return args[0].getattr(tx, name)
+
+
+def _hasattr(tx, args, kwargs):
+    if len(args) == 2 and not kwargs and args[1].is_python_constant():
+        try:
+            tx.speculate_getattr(args[0], args[1].as_python_constant())
+            return ConstantVariable(True)
+        except AttributeError:
+            return ConstantVariable(False)
+
+
+def _slice(tx, args, kwargs):
+    from .containers import SliceVariable
+    if not kwargs and 1 <= len(args) <= 3:
+        parts = list(args) if len(args) > 1 else [ConstantVariable(None), args[0]]
+        return SliceVariable(parts)
+
+
+def _partial(tx, args, kwargs):
+    from .functions import PartialVariable
+    if args:
+        return PartialVariable(args[0], list(args[1:]), dict(kwargs))
+
+
+def _print(tx, args, kwargs):
+    raise Unsupported("print() (output is a side effect; it needs a graph break)")
+
+
+def _callable(tx, args, kwargs):
+    if len(args) == 1:
+        var = args[0]
+        if var.is_python_constant():
+            return ConstantVariable(callable(var.as_python_constant()))
+        from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
+        return ConstantVariable(isinstance(var, (BaseUserFunctionVariable, BoundMethodVariable,
+                                                 PartialVariable, BuiltinVariable)))
+
+
+def _scalar_conversion(fn):
+    def handler(tx, args, kwargs):
+        if len(args) == 1 and _is_array(args[0]):
+            raise Unsupported(f"{fn.__name__}() of an array reads its value (data-dependent)")
+        return None
+    return handler
+
+
+def _contains(tx, args, kwargs):
+    if len(args) == 2 and not kwargs:
+        return ConstantVariable(contains_op(tx, args[1], args[0]))
+
+
+def _is(tx, args, kwargs):
+    if len(args) == 2 and not kwargs:
+        return ConstantVariable(is_op(tx, args[0], args[1]))
+
+
+def _is_not(tx, args, kwargs):
+    if len(args) == 2 and not kwargs:
+        return ConstantVariable(not is_op(tx, args[0], args[1]))
+
+
+def _not(tx, args, kwargs):
+    if len(args) == 1 and not kwargs:
+        return ConstantVariable(not args[0].truth(tx))
+
+
+def _getitem(tx, args, kwargs):
+    if len(args) == 2 and not kwargs:
+        return args[0].getitem(tx, args[1])
+
+
+def _itemgetter_call(tx, args, kwargs):
+    return None
+
+
+_HANDLERS: Dict[Any, Callable] = {
+    len: _len, isinstance: _isinstance, issubclass: _issubclass, type: _type, range: _range,
+    enumerate: _enumerate, zip: _zip, map: _map, filter: _filter, reversed: _reversed,
+    iter: _iter, next: _next, list: _list, tuple: _tuple, set: _set_like(set),
+    frozenset: _set_like(frozenset), dict: _dict_like(dict),
+    collections.OrderedDict: _dict_like(collections.OrderedDict),
+    collections.defaultdict: _dict_like(collections.defaultdict),
+    sum: _sum, min: _min_max(min), max: _min_max(max), abs: _abs, pow: _pow, bool: _bool,
+    all: _all_any(all), any: _all_any(any), getattr: _getattr, hasattr: _hasattr,
+    slice: _slice, functools.partial: _partial, print: _print, callable: _callable,
+    int: _scalar_conversion(int), float: _scalar_conversion(float),
+    complex: _scalar_conversion(complex), str: _scalar_conversion(str),
+    operator.contains: _contains, operator.is_: _is, operator.is_not: _is_not,
+    operator.not_: _not, operator.truth: _bool, operator.getitem: _getitem,
+    math.floor: None, math.ceil: None,
+}
+_HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}

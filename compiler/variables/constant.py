@@ -1,0 +1,101 @@
+"""Immutable Python values known at trace time: numbers, strings, None, slices, types, dtypes."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence
+
+import numpy as np
+
+from ..exc import Unsupported
+from .base import VariableTracker, all_constant, constants_of
+
+# Values whose methods can be evaluated at trace time (immutable, no side effects).
+_PURE_METHOD_TYPES = (str, bytes, int, float, complex, bool, range, slice, frozenset, np.dtype, np.generic)
+_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None))
+
+
+class ConstantVariable(VariableTracker):
+    def __init__(self, value: Any, source=None) -> None:
+        super().__init__(source)
+        self.value = value
+
+    def describe(self) -> str:
+        text = repr(self.value)
+        return f"constant {text if len(text) < 40 else text[:37] + '...'}"
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def is_python_constant(self) -> bool:
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.value
+
+    def truth(self, tx) -> bool:
+        return bool(self.value)
+
+    def unpack(self, tx) -> List[VariableTracker]:
+        if isinstance(self.value, (str, bytes, range, frozenset)):
+            return [ConstantVariable(v) for v in self.value]
+        return super().unpack(tx)
+
+    def length(self, tx) -> int:
+        try:
+            return len(self.value)
+        except TypeError:
+            raise Unsupported(f"len() of {self.describe()}") from None
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if isinstance(self.value, type):
+            from .builder import wrap_static_attr
+            return wrap_static_attr(tx, self.value, name, self.source)
+        if not isinstance(self.value, _PURE_METHOD_TYPES) and self.value is not None:
+            raise Unsupported(f"attribute {name!r} of {self.describe()}")
+        try:
+            attr = getattr(self.value, name)
+        except AttributeError as e:
+            raise Unsupported(f"attribute error at trace time: {e}") from None
+        if callable(attr):
+            return ConstantMethodVariable(self.value, name)
+        return ConstantVariable(attr)
+
+    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+        if isinstance(self.value, (str, bytes, range)) and key.is_python_constant():
+            return ConstantVariable(self.value[key.as_python_constant()])
+        return super().getitem(tx, key)
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        value = self.value
+        if isinstance(value, type) and issubclass(value, np.generic):
+            from .numpy_functions import call_numpy_callable
+            return call_numpy_callable(tx, value, args, kwargs)
+        return super().call(tx, args, kwargs)
+
+    def reconstruct(self, cg) -> str:
+        if self.source is not None:
+            return cg.source_expr(self.source)
+        if type(self.value) in _LITERAL_TYPES and not isinstance(self.value, float):
+            return repr(self.value)
+        return cg.const(self.value)
+
+
+class ConstantMethodVariable(VariableTracker):
+    """A method of an immutable constant (``"a,b".split``), evaluated on constant arguments."""
+
+    def __init__(self, obj: Any, name: str) -> None:
+        super().__init__(None)
+        self.obj = obj
+        self.name = name
+
+    def describe(self) -> str:
+        return f"method {type(self.obj).__name__}.{self.name}"
+
+    def call(self, tx, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+        if not (all_constant(args) and all_constant(list(kwargs.values()))):
+            if isinstance(self.obj, str) and self.name == "format":
+                raise Unsupported("str.format with non-constant arguments")
+            raise Unsupported(f"{self.describe()} with non-constant arguments")
+        method = getattr(self.obj, self.name)
+        result = tx.run_constant(method, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
+        from .builder import wrap_constant_result
+        return wrap_constant_result(result)

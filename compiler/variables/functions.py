@@ -1,0 +1,290 @@
+"""User functions (inlined), methods, closures, functools.partial.
+
+Calling a user function inlines it: its code is traced by a nested
+translator, with the arguments bound by Python's own rules (a stand-in
+function object with the same code and defaults is bound through
+``inspect.signature``, so keyword-only, defaults, ``*args``/``**kwargs``
+behave exactly as in the interpreter).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any, Dict, List, Optional, Sequence
+
+from ..exc import Unsupported
+from ..sources import AttrSource, Source, closure_cell_source
+from .base import VariableTracker
+from .constant import ConstantVariable
+from .containers import DictVariable, TupleVariable
+
+
+class CellVariable(VariableTracker):
+    """A closure cell.  Cells made by the traced code hold a tracker; cells of
+    functions from outside read their contents through a source."""
+
+    _EMPTY = object()
+
+    def __init__(self, contents: Optional[VariableTracker] = None, source: Optional[Source] = None,
+                 external: bool = False, name: str = "") -> None:
+        super().__init__(source)
+        self.contents = contents
+        self.external = external
+        self.name = name
+
+    def describe(self) -> str:
+        return f"cell {self.name!r}"
+
+    def load(self, tx) -> VariableTracker:
+        if self.contents is None:
+            if self.external and self.source is not None:
+                self.contents = tx.output.wrap_cell_contents(self.source)
+            else:
+                tx.raise_python_exception(NameError(
+                    f"free variable {self.name!r} referenced before assignment"))
+        return self.contents
+
+    def store(self, tx, value: VariableTracker) -> None:
+        if self.external:
+            raise Unsupported(f"nonlocal store into {self.name!r}, a closure cell of a function "
+                              "defined outside the compiled frame (a side effect)")
+        self.contents = value
+
+
+_SIGNATURE_CACHE: Dict[Any, inspect.Signature] = {}
+
+
+def _signature_for(code: types.CodeType, defaults: Optional[tuple], kwdefaults: Optional[dict]) -> inspect.Signature:
+    """The signature of a function with ``code`` and these (tracked) defaults."""
+    key = (code, len(defaults or ()), tuple(sorted(kwdefaults or ())))
+    sig = _SIGNATURE_CACHE.get(key)
+    if sig is None:
+        cells = tuple(types.CellType() for _ in code.co_freevars) if hasattr(types, "CellType") else None
+        stand_in = types.FunctionType(code, {}, code.co_name, tuple(range(len(defaults or ()))),
+                                      cells or None)
+        if kwdefaults:
+            stand_in.__kwdefaults__ = {k: None for k in kwdefaults}
+        sig = inspect.signature(stand_in)
+        _SIGNATURE_CACHE[key] = sig
+    return sig
+
+
+def bind_arguments(tx, code: types.CodeType, args: Sequence[VariableTracker],
+                   kwargs: Dict[str, VariableTracker], defaults: Optional[Sequence[VariableTracker]],
+                   kwdefaults: Optional[Dict[str, VariableTracker]]) -> Dict[str, VariableTracker]:
+    """Python's argument binding over trackers: parameter name -> tracker."""
+    sig = _signature_for(code, tuple(defaults) if defaults else None, kwdefaults)
+    try:
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        tx.raise_python_exception(TypeError(f"{code.co_name}() {e}"))
+    result: Dict[str, VariableTracker] = {}
+    n_defaults = len(defaults or ())
+    positional = [p for p in sig.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    first_default = len(positional) - n_defaults
+    for index, (name, param) in enumerate(sig.parameters.items()):
+        if name in bound.arguments:
+            value = bound.arguments[name]
+            if param.kind == param.VAR_POSITIONAL:
+                value = TupleVariable(list(value))
+            elif param.kind == param.VAR_KEYWORD:
+                value = DictVariable(dict(value))
+            result[name] = value
+        elif param.kind == param.VAR_POSITIONAL:
+            result[name] = TupleVariable([])
+        elif param.kind == param.VAR_KEYWORD:
+            result[name] = DictVariable({})
+        elif param.kind == param.KEYWORD_ONLY:
+            result[name] = kwdefaults[name]  # type: ignore[index]
+        else:
+            result[name] = defaults[index - first_default]  # type: ignore[index]
+    return result
+
+
+class BaseUserFunctionVariable(VariableTracker):
+    code: types.CodeType
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return self.inline(tx, list(args), dict(kwargs))
+
+    def inline(self, tx, args: List[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+        bound = bind_arguments(tx, self.code, args, kwargs, self.defaults(tx), self.kwdefaults(tx))
+        return tx.inline_call(self, bound)
+
+    # Provided by subclasses: what a nested translator needs.
+    def defaults(self, tx) -> Optional[List[VariableTracker]]:
+        raise NotImplementedError
+
+    def kwdefaults(self, tx) -> Optional[Dict[str, VariableTracker]]:
+        raise NotImplementedError
+
+    def closure_cells(self, tx) -> List[CellVariable]:
+        raise NotImplementedError
+
+    def globals_dict(self) -> dict:
+        raise NotImplementedError
+
+    def globals_source(self, tx) -> Optional[Source]:
+        """None: the compiled frame's own globals; else a source of the globals dict."""
+        raise NotImplementedError
+
+
+class UserFunctionVariable(BaseUserFunctionVariable):
+    """A Python function object that exists outside the trace (a global, an argument, an attribute)."""
+
+    def __init__(self, fn: types.FunctionType, source: Optional[Source] = None) -> None:
+        super().__init__(source)
+        self.fn = fn
+        self.code = fn.__code__
+
+    def describe(self) -> str:
+        return f"function {self.fn.__qualname__}"
+
+    def is_python_constant(self) -> bool:
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.fn
+
+    def defaults(self, tx):
+        if not self.fn.__defaults__:
+            return None
+        base = AttrSource(self.source, "__defaults__") if self.source is not None else None
+        from ..sources import ItemSource
+        return [tx.output.wrap(value, ItemSource(base, i) if base is not None else None)
+                for i, value in enumerate(self.fn.__defaults__)]
+
+    def kwdefaults(self, tx):
+        if not self.fn.__kwdefaults__:
+            return None
+        base = AttrSource(self.source, "__kwdefaults__") if self.source is not None else None
+        from ..sources import ItemSource
+        return {k: tx.output.wrap(v, ItemSource(base, k) if base is not None else None)
+                for k, v in self.fn.__kwdefaults__.items()}
+
+    def closure_cells(self, tx):
+        cells = []
+        for i, name in enumerate(self.code.co_freevars):
+            source = closure_cell_source(self.source, i) if self.source is not None else None
+            if source is None:
+                raise Unsupported(f"closure of {self.describe()} has no source to guard")
+            cells.append(CellVariable(source=source, external=True, name=name))
+        return cells
+
+    def globals_dict(self) -> dict:
+        return self.fn.__globals__
+
+    def globals_source(self, tx) -> Optional[Source]:
+        if self.fn.__globals__ is tx.output.f_globals:
+            return None
+        if self.source is None:
+            raise Unsupported(f"{self.describe()} from another module has no source to guard its globals")
+        return AttrSource(self.source, "__globals__")
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("__name__", "__qualname__", "__module__", "__doc__"):
+            return ConstantVariable(getattr(self.fn, name))
+        return super().getattr(tx, name)
+
+
+class NestedFunctionVariable(BaseUserFunctionVariable):
+    """A function (def or lambda) created by MAKE_FUNCTION inside the trace."""
+
+    def __init__(self, code: types.CodeType, qualname: str, globals_dict: dict,
+                 globals_source: Optional[Source], defaults: Optional[List[VariableTracker]],
+                 kwdefaults: Optional[Dict[str, VariableTracker]], closure: List[CellVariable]) -> None:
+        super().__init__(None)
+        self.code = code
+        self.qualname = qualname
+        self._globals = globals_dict
+        self._globals_source = globals_source
+        self._defaults = defaults
+        self._kwdefaults = kwdefaults
+        self._closure = closure
+
+    def describe(self) -> str:
+        return f"function {self.qualname} (defined in the trace)"
+
+    def defaults(self, tx):
+        return self._defaults
+
+    def kwdefaults(self, tx):
+        return self._kwdefaults
+
+    def closure_cells(self, tx):
+        return self._closure
+
+    def globals_dict(self) -> dict:
+        return self._globals
+
+    def globals_source(self, tx):
+        return self._globals_source
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name == "__name__":
+            return ConstantVariable(self.code.co_name)
+        if name == "__qualname__":
+            return ConstantVariable(self.qualname)
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg) -> str:
+        raise Unsupported(f"returning {self.describe()} out of the compiled frame")
+
+
+class BoundMethodVariable(VariableTracker):
+    """``obj.method`` for a user-defined method: calling it inlines the function with self."""
+
+    def __init__(self, function: VariableTracker, self_var: VariableTracker, source=None) -> None:
+        super().__init__(source)
+        self.function = function
+        self.self_var = self_var
+
+    def describe(self) -> str:
+        return f"bound method {self.function.describe()}"
+
+    def python_type(self) -> type:
+        return types.MethodType
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return self.function.call(tx, [self.self_var, *args], kwargs)
+
+
+class PartialVariable(VariableTracker):
+    """functools.partial(func, *args, **kwargs)."""
+
+    def __init__(self, func: VariableTracker, args: List[VariableTracker],
+                 kwargs: Dict[str, VariableTracker], source=None) -> None:
+        super().__init__(source)
+        self.func = func
+        self.args = args
+        self.kwargs = kwargs
+
+    def describe(self) -> str:
+        return f"functools.partial of {self.func.describe()}"
+
+    def python_type(self) -> type:
+        return functools.partial
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return self.func.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name == "func":
+            return self.func
+        if name == "args":
+            return TupleVariable(self.args)
+        if name == "keywords":
+            return DictVariable(self.kwargs)
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg) -> str:
+        if self.source is not None:
+            return cg.source_expr(self.source)
+        args = [self.func.reconstruct(cg)] + [a.reconstruct(cg) for a in self.args]
+        args += [f"{k}={v.reconstruct(cg)}" for k, v in self.kwargs.items()]
+        return f"{cg.const(functools.partial)}({', '.join(args)})"

@@ -1,0 +1,142 @@
+"""Python operators over trackers: arrays go into the graph, constants are
+evaluated at trace time, containers follow their own rules.
+
+Operator names are those of the ``operator`` module and of
+``ops.lookup_operator`` ("add", "sub", "matmul", "lt", "neg", ...).
+"""
+from __future__ import annotations
+
+import operator
+from typing import Callable, Dict
+
+from ..exc import Unsupported
+from .base import VariableTracker
+from .constant import ConstantVariable
+
+BINARY: Dict[str, Callable] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
+    "floordiv": operator.floordiv, "mod": operator.mod, "pow": operator.pow,
+    "matmul": operator.matmul, "and_": operator.and_, "or_": operator.or_, "xor": operator.xor,
+    "lshift": operator.lshift, "rshift": operator.rshift,
+}
+COMPARE: Dict[str, Callable] = {
+    "lt": operator.lt, "le": operator.le, "eq": operator.eq, "ne": operator.ne,
+    "gt": operator.gt, "ge": operator.ge,
+}
+UNARY: Dict[str, Callable] = {
+    "neg": operator.neg, "pos": operator.pos, "invert": operator.invert, "abs": operator.abs,
+}
+# Source symbols (as dis prints them and the tables' facts list them) -> operator names.
+SYMBOLS: Dict[str, str] = {
+    "+": "add", "-": "sub", "*": "mul", "/": "truediv", "//": "floordiv", "%": "mod",
+    "**": "pow", "@": "matmul", "&": "and_", "|": "or_", "^": "xor", "<<": "lshift",
+    ">>": "rshift", "<": "lt", "<=": "le", "==": "eq", "!=": "ne", ">": "gt", ">=": "ge",
+}
+
+
+def _is_array(var: VariableTracker) -> bool:
+    from .array import ArrayVariable
+    return isinstance(var, ArrayVariable)
+
+
+def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bool = False) -> VariableTracker:
+    """``a <op> b`` (or ``a <op>= b``)."""
+    from ..ops import lookup_operator
+    from .array import ArrayVariable, call_op
+    if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
+        result = call_op(tx, lookup_operator(name), [a, b], {})
+        if inplace and isinstance(a, ArrayVariable) and a.meta.kind == "array":
+            # NumPy's in-place operator writes into a's buffer: every alias sees it.
+            a.assert_private_temporary(f"in-place operator {name}=")
+            a.rebind(result, f"in-place operator {name}=")  # type: ignore[arg-type]
+            return a
+        return result
+    if a.is_python_constant() and b.is_python_constant():
+        fn = BINARY.get(name) or COMPARE.get(name)
+        if inplace:
+            fn = getattr(operator, "i" + name.rstrip("_")) if name != "and_" and name != "or_" else (
+                operator.iand if name == "and_" else operator.ior)
+        return _constant_result(tx, fn, a.as_python_constant(), b.as_python_constant())
+    return _container_binary_op(tx, name, a, b, inplace)
+
+
+def _constant_result(tx, fn: Callable, *values) -> VariableTracker:
+    from .builder import wrap_constant_result
+    return wrap_constant_result(tx.run_constant(fn, list(values), {}))
+
+
+def _container_binary_op(tx, name, a, b, inplace) -> VariableTracker:
+    from .containers import BaseListVariable, ListVariable, TupleVariable, SetVariable, DictVariable
+    if name == "add" and isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
+        if a.python_type() is list and b.python_type() is list:
+            if inplace:
+                a.call_method(tx, "extend", [b], {})
+                return a
+            return ListVariable(a.items + b.items)
+        if isinstance(a, TupleVariable) and isinstance(b, TupleVariable):
+            return TupleVariable(a.items + b.items)
+    if name == "add" and inplace and isinstance(a, ListVariable):
+        a.call_method(tx, "extend", [b], {})
+        return a
+    if name == "mul" and isinstance(a, BaseListVariable) and b.is_python_constant():
+        items = a.items * b.as_python_constant()
+        return ListVariable(items) if a.python_type() is list else TupleVariable(items)
+    if name == "mul" and isinstance(b, BaseListVariable) and a.is_python_constant():
+        return _container_binary_op(tx, name, b, a, False)
+    if isinstance(a, SetVariable) and isinstance(b, SetVariable) and name in ("and_", "or_", "sub", "xor"):
+        result = BINARY[name](set(a.values), set(b.values))
+        return SetVariable(result, a.cls)
+    if name == "or_" and isinstance(a, DictVariable) and isinstance(b, DictVariable):
+        return DictVariable({**a.items, **b.items}, cls=a.cls)
+    if name in COMPARE and name in ("eq", "ne"):
+        if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable) and \
+                a.is_python_constant() and b.is_python_constant():
+            return ConstantVariable(COMPARE[name](a.as_python_constant(), b.as_python_constant()))
+    if name in COMPARE and isinstance(a, TupleVariable) and isinstance(b, TupleVariable) \
+            and a.is_python_constant() and b.is_python_constant():
+        return ConstantVariable(COMPARE[name](a.as_python_constant(), b.as_python_constant()))
+    raise Unsupported(f"operator {name} between {a.describe()} and {b.describe()}")
+
+
+def unary_op(tx, name: str, a: VariableTracker) -> VariableTracker:
+    from ..ops import lookup_operator
+    from .array import ArrayVariable, call_op
+    if isinstance(a, ArrayVariable):
+        return call_op(tx, lookup_operator(name), [a], {})
+    if a.is_python_constant():
+        return _constant_result(tx, UNARY[name], a.as_python_constant())
+    raise Unsupported(f"unary operator {name} on {a.describe()}")
+
+
+def compare_op(tx, name: str, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    return binary_op(tx, name, a, b)
+
+
+def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
+    """``a is b`` for trackers, decided at trace time."""
+    if a is b:
+        return True
+    if a.is_python_constant() and b.is_python_constant():
+        va, vb = a.as_python_constant(), b.as_python_constant()
+        if va is None or vb is None or isinstance(va, (bool, type)) or isinstance(vb, (bool, type)) \
+                or va is Ellipsis or vb is Ellipsis:
+            return va is vb
+    if _is_array(a) and b.is_python_constant() or _is_array(b) and a.is_python_constant():
+        return False
+    if a.source is not None and b.source is not None and a.source == b.source:
+        return True
+    try:
+        ta, tb = a.python_type(), b.python_type()
+    except Unsupported:
+        ta = tb = None
+    if ta is not None and ta is not tb:
+        return False
+    raise Unsupported(f"`is` between {a.describe()} and {b.describe()}")
+
+
+def contains_op(tx, item: VariableTracker, container: VariableTracker) -> bool:
+    if hasattr(container, "contains"):
+        return container.contains(tx, item)  # type: ignore[attr-defined]
+    if container.is_python_constant() and item.is_python_constant():
+        return tx.run_constant(operator.contains, [container.as_python_constant(), item.as_python_constant()], {})
+    raise Unsupported(f"`in` test on {container.describe()}")
