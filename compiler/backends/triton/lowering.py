@@ -1,0 +1,613 @@
+"""Graph -> fused regions, each of which becomes one Triton kernel.
+
+Every call node is first lowered on its own to a ``PointwiseOp`` (an
+elementwise op with its operands cast to one compute dtype) or a ``ReduceOp``
+(sum/mean/max/min over contiguous axes).  A node that cannot be lowered
+raises ``NotLowerable``: the backend then runs the whole graph through the
+eager backend (per graph, with the reason logged).
+
+Regions are then grown along producer -> consumer edges:
+
+- ``pointwise``: elementwise nodes of one shape, evaluated over the flat index;
+- ``row``: reductions over the last axis (one program per row, the whole row
+  in registers) with the elementwise nodes around them whose shape is the row
+  shape or the reduced "row scalar" shape: softmax and layer norm are one
+  region;
+- ``reduce``: any other reduction over contiguous axes (a loop over the
+  reduced extent per output element), with its elementwise prologue.
+
+A merge is refused when it would make the regions cyclic (a path leaving the
+region and coming back).  Operands from outside a region are loaded with
+NumPy broadcasting; values used outside their region are stored.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy as np
+
+from compiler.graph import Graph, Node, TensorMeta
+
+# dtypes a kernel can load and store (Triton: i1, i8..i64, u8..u64, fp16..fp64).
+SUPPORTED_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+    np.float16, np.float32, np.float64))
+
+# A last-axis reduction keeps its whole row in registers up to this length;
+# longer rows use the looping reduction kernel.
+MAX_ROW = 8192
+# Offsets are 32-bit in the generated kernels.
+MAX_ELEMENTS = 2 ** 31 - 1
+
+
+class NotLowerable(Exception):
+    """A node (or graph) the Triton backend does not lower; the message is the reason."""
+
+
+@dataclass(frozen=True)
+class Const:
+    """A Python (or NumPy scalar) constant operand."""
+
+    value: Union[bool, int, float]
+
+
+Operand = Union[Node, Const]
+
+
+@dataclass
+class PointwiseOp:
+    node: Node
+    op: str                      # key of codegen's expression table
+    operands: Tuple[Operand, ...]
+    compute: np.dtype            # operands are cast to this before the op
+    out: np.dtype
+
+
+@dataclass
+class ReduceOp:
+    node: Node
+    op: str                      # "sum" | "mean" | "max" | "min"
+    source: Node
+    axes: Tuple[int, ...]        # sorted, non-negative, contiguous
+    acc: np.dtype                # accumulation dtype
+    out: np.dtype
+
+    @property
+    def source_shape(self) -> Tuple[int, ...]:
+        return self.source.meta.shape
+
+    def split(self) -> Tuple[int, int, int]:
+        """(outer, reduced, inner) extents of the source seen as 3-D."""
+        shape = self.source_shape
+        first, last = self.axes[0], self.axes[-1]
+        return (_prod(shape[:first]), _prod(shape[first:last + 1]), _prod(shape[last + 1:]))
+
+    @property
+    def is_last_axis(self) -> bool:
+        ndim = len(self.source_shape)
+        return self.axes == (ndim - 1,)
+
+
+LoweredOp = Union[PointwiseOp, ReduceOp]
+
+
+@dataclass
+class Region:
+    """Nodes computed by one kernel."""
+
+    kind: str                                  # "pointwise" | "row" | "reduce"
+    domain: Tuple[int, ...]                    # iteration shape (row: the full row shape)
+    ops: List[LoweredOp] = field(default_factory=list)
+    loads: List[Node] = field(default_factory=list)    # values read from memory
+    stores: List[Node] = field(default_factory=list)   # values written to memory
+
+    @property
+    def names(self) -> Set[str]:
+        return {op.node.name for op in self.ops}
+
+    @property
+    def reduction(self) -> Optional[ReduceOp]:
+        found = [op for op in self.ops if isinstance(op, ReduceOp)]
+        return found[0] if found else None
+
+    def row_scalar_shapes(self) -> Tuple[Tuple[int, ...], ...]:
+        """Shapes of the per-row values of a row region: (..., 1) and (...)."""
+        return (self.domain[:-1] + (1,), self.domain[:-1])
+
+
+def _prod(values: Sequence[int]) -> int:
+    result = 1
+    for value in values:
+        result *= int(value)
+    return result
+
+
+# ---------------------------------------------------------------------------
+# one node at a time
+
+# canonical target -> (op key, family).  Families: "arith" computes in the
+# result dtype; "compare" in the operands' common dtype, giving bool;
+# "logical" on bools; "float" needs a floating result.
+_ELEMENTWISE: Dict[str, Tuple[str, str]] = {}
+
+
+def _register(op: str, family: str, *targets: str) -> None:
+    for target in targets:
+        _ELEMENTWISE[target] = (op, family)
+
+
+_register("add", "arith", "numpy.add", "operator.add", "operator.iadd")
+_register("sub", "arith", "numpy.subtract", "operator.sub", "operator.isub")
+_register("mul", "arith", "numpy.multiply", "operator.mul", "operator.imul")
+_register("truediv", "float", "numpy.divide", "operator.truediv", "operator.itruediv")
+_register("maximum", "arith", "numpy.maximum")
+_register("minimum", "arith", "numpy.minimum")
+_register("neg", "arith", "numpy.negative", "operator.neg")
+_register("pos", "arith", "numpy.positive", "operator.pos")
+_register("abs", "arith", "numpy.absolute", "numpy.fabs", "operator.abs")
+_register("square", "arith", "numpy.square")
+_register("reciprocal", "float", "numpy.reciprocal")
+_register("exp", "float", "numpy.exp")
+_register("exp2", "float", "numpy.exp2")
+_register("log", "float", "numpy.log")
+_register("log2", "float", "numpy.log2")
+_register("sqrt", "float", "numpy.sqrt")
+_register("sin", "float", "numpy.sin")
+_register("cos", "float", "numpy.cos")
+_register("floor", "float", "numpy.floor")
+_register("ceil", "float", "numpy.ceil")
+_register("and", "bitwise", "numpy.bitwise_and", "operator.and_", "operator.iand")
+_register("or", "bitwise", "numpy.bitwise_or", "operator.or_", "operator.ior")
+_register("xor", "bitwise", "numpy.bitwise_xor", "operator.xor", "operator.ixor")
+_register("invert", "bitwise", "numpy.invert", "operator.invert")
+_register("lt", "compare", "numpy.less", "operator.lt")
+_register("le", "compare", "numpy.less_equal", "operator.le")
+_register("gt", "compare", "numpy.greater", "operator.gt")
+_register("ge", "compare", "numpy.greater_equal", "operator.ge")
+_register("eq", "compare", "numpy.equal", "operator.eq")
+_register("ne", "compare", "numpy.not_equal", "operator.ne")
+_register("logical_and", "logical", "numpy.logical_and")
+_register("logical_or", "logical", "numpy.logical_or")
+_register("logical_xor", "logical", "numpy.logical_xor")
+_register("logical_not", "logical", "numpy.logical_not")
+_register("isnan", "floattest", "numpy.isnan")
+_register("isinf", "floattest", "numpy.isinf")
+_register("isfinite", "floattest", "numpy.isfinite")
+
+_ARITY = {"neg": 1, "pos": 1, "abs": 1, "square": 1, "reciprocal": 1, "exp": 1, "exp2": 1,
+          "log": 1, "log2": 1, "sqrt": 1, "sin": 1, "cos": 1, "floor": 1, "ceil": 1,
+          "invert": 1, "logical_not": 1, "isnan": 1, "isinf": 1, "isfinite": 1}
+
+# Transcendental functions that NumPy evaluates for float16 in float32.
+_WIDENED_FOR_HALF = frozenset({"exp", "exp2", "log", "log2", "sqrt", "sin", "cos"})
+
+_REDUCTIONS = {"numpy.sum": "sum", "ndarray.sum": "sum", "numpy.mean": "mean",
+               "ndarray.mean": "mean", "numpy.max": "max", "ndarray.max": "max",
+               "numpy.min": "min", "ndarray.min": "min"}
+# Parameters after the array, in NumPy's positional order.
+_REDUCTION_PARAMS = {"sum": ("axis", "dtype", "out", "keepdims", "initial", "where"),
+                     "mean": ("axis", "dtype", "out", "keepdims", "where"),
+                     "max": ("axis", "out", "keepdims", "initial", "where"),
+                     "min": ("axis", "out", "keepdims", "initial", "where")}
+
+
+def lowering_table() -> Dict[str, str]:
+    """Canonical target -> what it lowers to (for documentation and tests)."""
+    table = {target: op for target, (op, _) in _ELEMENTWISE.items()}
+    table.update(_REDUCTIONS)
+    table.update({"numpy.where": "where", "numpy.clip": "clip", "ndarray.clip": "clip",
+                  "ndarray.astype": "cast", "numpy.power": "power", "operator.pow": "power",
+                  "operator.ipow": "power"})
+    return table
+
+
+def _array_meta(node: Node) -> TensorMeta:
+    meta = node.meta
+    if not isinstance(meta, TensorMeta):
+        raise NotLowerable(f"{node.name} ({node.target}) has {type(meta).__name__} metadata, "
+                           "not one array")
+    if meta.dtype not in SUPPORTED_DTYPES:
+        raise NotLowerable(f"{node.name} ({node.target}) has dtype {meta.dtype.name}; kernels "
+                           "handle bool, integers and float16/32/64")
+    if meta.size == 0:
+        raise NotLowerable(f"{node.name} ({node.target}) is empty (shape {meta.shape})")
+    if meta.size > MAX_ELEMENTS:
+        raise NotLowerable(f"{node.name} ({node.target}) has {meta.size} elements; kernels use "
+                           "32-bit offsets")
+    return meta
+
+
+def _operand(node: Node, value: Any) -> Operand:
+    if isinstance(value, Node):
+        _array_meta(value)
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        return Const(bool(value))
+    if isinstance(value, (int, np.integer)):
+        return Const(int(value))
+    if isinstance(value, (float, np.floating)) and not isinstance(value, np.float16):
+        return Const(float(value))
+    raise NotLowerable(f"{node.name} ({node.target}): operand {value!r} of type "
+                       f"{type(value).__name__} is not an array or a Python number")
+
+
+def _operand_dtype(operand: Operand, strong: np.dtype) -> np.dtype:
+    """The dtype an operand takes in a comparison with arrays of dtype ``strong``
+    (Python numbers are weak, as in NumPy 2 and in NumPy 1 for in-range values)."""
+    if isinstance(operand, Node):
+        return operand.meta.dtype
+    value = operand.value
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    if isinstance(value, int):
+        return strong if strong.kind in "iuf" else np.dtype(np.int64)
+    return strong if strong.kind == "f" else np.dtype(np.float64)
+
+
+def _fits(value: Union[bool, int, float], dtype: np.dtype) -> bool:
+    if isinstance(value, bool) or dtype.kind == "f":
+        return True
+    if isinstance(value, float):
+        return False
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    return info is None or info.min <= value <= info.max
+
+
+def lower_node(node: Node) -> LoweredOp:
+    """The lowered form of one call node; raises NotLowerable with the reason."""
+    target = node.target
+    meta = _array_meta(node)
+    if target in _REDUCTIONS:
+        return _lower_reduction(node, _REDUCTIONS[target], meta)
+    if target in ("operator.iadd", "operator.isub", "operator.imul", "operator.itruediv",
+                  "operator.iand", "operator.ior", "operator.ixor", "operator.ipow"):
+        _check_inplace(node)
+    if target in _ELEMENTWISE:
+        op, family = _ELEMENTWISE[target]
+        return _lower_elementwise(node, op, family, meta)
+    if target == "numpy.where":
+        return _lower_where(node, meta)
+    if target in ("numpy.clip", "ndarray.clip"):
+        return _lower_clip(node, meta)
+    if target == "ndarray.astype":
+        return _lower_cast(node, meta)
+    if target in ("numpy.power", "operator.pow", "operator.ipow"):
+        return _lower_power(node, meta)
+    raise NotLowerable(f"{node.name}: {target} has no Triton lowering")
+
+
+def _check_inplace(node: Node) -> None:
+    target_operand = node.args[0] if node.args else None
+    if isinstance(target_operand, Node):
+        readers = [n for n in node.graph.users()[target_operand.name] if n is not node]
+        if readers:
+            raise NotLowerable(f"{node.name} ({node.target}) writes into {target_operand.name}, "
+                               f"which {readers[0].name} also reads")
+
+
+def _no_kwargs(node: Node, allowed: Sequence[str] = ()) -> None:
+    extra = sorted(k for k in node.kwargs if k not in allowed)
+    if extra:
+        raise NotLowerable(f"{node.name} ({node.target}): keyword {extra[0]}= is not lowered")
+
+
+def _lower_elementwise(node: Node, op: str, family: str, meta: TensorMeta) -> PointwiseOp:
+    _no_kwargs(node)
+    arity = _ARITY.get(op, 2)
+    if len(node.args) != arity:
+        raise NotLowerable(f"{node.name} ({node.target}): expected {arity} operand(s), "
+                           f"got {len(node.args)}")
+    operands = tuple(_operand(node, a) for a in node.args)
+    out = meta.dtype
+    if family in ("arith", "bitwise"):
+        compute = out
+        if family == "bitwise" and out.kind not in "biu":
+            raise NotLowerable(f"{node.name} ({node.target}) on {out.name}")
+        if op == "abs" and out.kind == "b":
+            raise NotLowerable(f"{node.name} ({node.target}) on bool")
+    elif family == "float":
+        if out.kind != "f":
+            raise NotLowerable(f"{node.name} ({node.target}) gives {out.name}, not a float")
+        compute = np.dtype(np.float32) if out == np.float16 and op in _WIDENED_FOR_HALF else out
+    elif family == "compare":
+        strong = [o.meta.dtype for o in operands if isinstance(o, Node)]
+        compute = np.result_type(*strong) if strong else np.dtype(np.float64)
+        compute = np.result_type(*[_operand_dtype(o, compute) for o in operands])
+    elif family == "floattest":
+        compute = operands[0].meta.dtype if isinstance(operands[0], Node) else np.dtype(np.float64)
+        if compute.kind != "f":
+            raise NotLowerable(f"{node.name} ({node.target}) on {compute.name}")
+    else:  # logical
+        compute = np.dtype(np.bool_)
+    if compute not in SUPPORTED_DTYPES:
+        raise NotLowerable(f"{node.name} ({node.target}) computes in {compute.name}")
+    for operand in operands:
+        if isinstance(operand, Const) and not _fits(operand.value, compute):
+            raise NotLowerable(f"{node.name} ({node.target}): constant {operand.value!r} does "
+                               f"not fit {compute.name}")
+    return PointwiseOp(node, op, operands, compute, out)
+
+
+def _lower_where(node: Node, meta: TensorMeta) -> PointwiseOp:
+    _no_kwargs(node)
+    if len(node.args) != 3:
+        raise NotLowerable(f"{node.name}: numpy.where with {len(node.args)} argument(s) "
+                           "(only where(condition, x, y) is elementwise)")
+    operands = tuple(_operand(node, a) for a in node.args)
+    return PointwiseOp(node, "where", operands, meta.dtype, meta.dtype)
+
+
+def _lower_clip(node: Node, meta: TensorMeta) -> PointwiseOp:
+    names = ("a", "a_min", "a_max") if node.target == "numpy.clip" else ("a", "min", "max")
+    values = dict(zip(names, node.args))
+    for key, value in node.kwargs.items():
+        alias = {"min": names[1], "max": names[2], "a_min": names[1], "a_max": names[2]}.get(key)
+        if alias is None or alias in values:
+            raise NotLowerable(f"{node.name} ({node.target}): keyword {key}= is not lowered")
+        values[alias] = value
+    if len(node.args) > 3:
+        raise NotLowerable(f"{node.name} ({node.target}): too many arguments")
+    low, high = values.get(names[1]), values.get(names[2])
+    operands = [_operand(node, values["a"])]
+    op = "clip"
+    if low is None and high is None:
+        raise NotLowerable(f"{node.name} ({node.target}) without bounds")
+    if low is None:
+        op, operands = "clip_max", operands + [_operand(node, high)]
+    elif high is None:
+        op, operands = "clip_min", operands + [_operand(node, low)]
+    else:
+        operands += [_operand(node, low), _operand(node, high)]
+    if meta.dtype.kind == "b":
+        raise NotLowerable(f"{node.name} ({node.target}) on bool")
+    for operand in operands:
+        if isinstance(operand, Const) and not _fits(operand.value, meta.dtype):
+            raise NotLowerable(f"{node.name} ({node.target}): bound {operand.value!r} does not "
+                               f"fit {meta.dtype.name}")
+    return PointwiseOp(node, op, tuple(operands), meta.dtype, meta.dtype)
+
+
+def _lower_cast(node: Node, meta: TensorMeta) -> PointwiseOp:
+    _no_kwargs(node, allowed=("dtype", "copy"))
+    if len(node.args) < 1 or not isinstance(node.args[0], Node):
+        raise NotLowerable(f"{node.name} ({node.target}): expected an array")
+    if len(node.args) > 2:
+        raise NotLowerable(f"{node.name} ({node.target}): order=/casting= are not lowered")
+    source = _operand(node, node.args[0])
+    return PointwiseOp(node, "cast", (source,), meta.dtype, meta.dtype)
+
+
+def _lower_power(node: Node, meta: TensorMeta) -> PointwiseOp:
+    _no_kwargs(node)
+    if len(node.args) != 2 or not isinstance(node.args[0], Node) or isinstance(node.args[1], Node):
+        raise NotLowerable(f"{node.name} ({node.target}): only array ** constant is lowered")
+    exponent = node.args[1]
+    if isinstance(exponent, (bool, np.bool_)) or not isinstance(exponent, (int, float, np.number)):
+        raise NotLowerable(f"{node.name} ({node.target}): exponent {exponent!r}")
+    exponent = float(exponent)
+    ops = {2.0: "square", 3.0: "cube", 1.0: "pos"}
+    if meta.dtype.kind == "f":
+        ops.update({0.5: "sqrt", -1.0: "reciprocal"})
+    if exponent not in ops:
+        raise NotLowerable(f"{node.name} ({node.target}): exponent {exponent!r} (lowered: "
+                           f"{', '.join(repr(e) for e in sorted(ops))})")
+    op = ops[exponent]
+    compute = np.dtype(np.float32) if meta.dtype == np.float16 and op == "sqrt" else meta.dtype
+    return PointwiseOp(node, op, (_operand(node, node.args[0]),), compute, meta.dtype)
+
+
+def _lower_reduction(node: Node, op: str, meta: TensorMeta) -> ReduceOp:
+    params = _REDUCTION_PARAMS[op]
+    if not node.args or not isinstance(node.args[0], Node):
+        raise NotLowerable(f"{node.name} ({node.target}): the reduced value is not an array")
+    if len(node.args) - 1 > len(params):
+        raise NotLowerable(f"{node.name} ({node.target}): too many arguments")
+    bound = dict(zip(params, node.args[1:]))
+    for key, value in node.kwargs.items():
+        if key not in params or key in bound:
+            raise NotLowerable(f"{node.name} ({node.target}): argument {key}=")
+        bound[key] = value
+    for key in ("out", "initial", "where"):
+        if key in bound and not (key == "out" and bound[key] is None) \
+                and not (key == "where" and bound[key] is True):
+            raise NotLowerable(f"{node.name} ({node.target}): {key}= is not lowered")
+    source = node.args[0]
+    source_meta = _array_meta(source)
+    ndim = len(source_meta.shape)
+    axis = bound.get("axis")
+    if axis is None:
+        axes = tuple(range(ndim))
+    else:
+        items = axis if isinstance(axis, (tuple, list)) else (axis,)
+        if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in items):
+            raise NotLowerable(f"{node.name} ({node.target}): axis={axis!r}")
+        axes = tuple(sorted({int(a) % ndim for a in items})) if ndim else ()
+    if not axes:  # a 0-d source or axis=()
+        raise NotLowerable(f"{node.name} ({node.target}) reduces over no axis")
+    if axes != tuple(range(axes[0], axes[-1] + 1)):
+        raise NotLowerable(f"{node.name} ({node.target}): axes {axes} are not contiguous")
+    out = meta.dtype
+    if op in ("sum", "mean"):
+        acc = np.dtype(np.float32) if out == np.float16 else out
+    else:
+        if out.kind == "b":
+            acc = np.dtype(np.int8)
+        else:
+            acc = out
+        if out.kind in "iu" and out.itemsize == 8:
+            # the identity of a 64-bit integer max/min is not a safe Triton literal
+            raise NotLowerable(f"{node.name} ({node.target}) on {out.name}")
+    return ReduceOp(node, op, source, axes, acc, out)
+
+
+# ---------------------------------------------------------------------------
+# fusion
+
+
+def plan_regions(graph: Graph) -> List[Region]:
+    """The graph's call nodes grouped into regions, in a valid launch order.
+    Raises NotLowerable (naming the node) if any node has no lowering."""
+    lowered: Dict[str, LoweredOp] = {}
+    for node in graph.call_nodes:
+        lowered[node.name] = lower_node(node)
+    for node in graph.placeholders:
+        _array_meta(node)
+    users = graph.users()
+    group_of: Dict[str, Region] = {}
+    for node in graph.call_nodes:
+        op = lowered[node.name]
+        region = _singleton(op)
+        group_of[node.name] = region
+        for producer in _operand_nodes(op):
+            other = group_of.get(producer.name)
+            if other is None or other is group_of[node.name]:
+                continue
+            merged = _try_merge(other, group_of[node.name], users)
+            if merged is not None:
+                for member in merged.ops:
+                    group_of[member.node.name] = merged
+    regions: List[Region] = []
+    for node in graph.call_nodes:
+        region = group_of[node.name]
+        if not any(region is r for r in regions):
+            regions.append(region)
+    for region in regions:
+        region.ops.sort(key=lambda o: _position(graph, o.node))
+        _fill_loads_and_stores(region, graph, users)
+    return _launch_order(regions, group_of)
+
+
+def _position(graph: Graph, node: Node) -> int:
+    for index, candidate in enumerate(graph.nodes):
+        if candidate is node:
+            return index
+    raise ValueError(f"node {node.name} is not in the graph")
+
+
+def _operand_nodes(op: LoweredOp) -> List[Node]:
+    if isinstance(op, ReduceOp):
+        return [op.source]
+    return [o for o in op.operands if isinstance(o, Node)]
+
+
+def _singleton(op: LoweredOp) -> Region:
+    if isinstance(op, PointwiseOp):
+        return Region("pointwise", op.node.meta.shape, [op])
+    _, reduced, _ = op.split()
+    if op.is_last_axis and 2 <= reduced <= MAX_ROW:
+        return Region("row", op.source_shape, [op])
+    return Region("reduce", op.source_shape, [op])
+
+
+def _try_merge(producer: Region, consumer: Region, users: Dict[str, List[Node]]) -> Optional[Region]:
+    kind = _merged_kind(producer, consumer)
+    if kind is None:
+        return None
+    domain = producer.domain if producer.kind == "row" else consumer.domain
+    candidate = Region(kind, domain, producer.ops + consumer.ops)
+    if kind == "row" and not _row_roles_consistent(candidate):
+        return None
+    if _leaves_and_returns(producer, consumer, users):
+        return None
+    return candidate
+
+
+def _merged_kind(producer: Region, consumer: Region) -> Optional[str]:
+    if producer.kind == "pointwise" and consumer.kind == "pointwise":
+        return "pointwise" if producer.domain == consumer.domain else None
+    if producer.kind == "pointwise" and consumer.kind in ("row", "reduce"):
+        # an elementwise prologue over the full (row) domain
+        return consumer.kind if producer.domain == consumer.domain else None
+    if producer.kind == "row" and consumer.kind == "pointwise":
+        shapes = (producer.domain,) + producer.row_scalar_shapes()
+        return "row" if consumer.domain in shapes else None
+    if producer.kind == "row" and consumer.kind == "row":
+        return "row" if producer.domain == consumer.domain else None
+    return None
+
+
+def _row_roles_consistent(region: Region) -> bool:
+    """In a row region every value is a full row (shape S) or a row scalar
+    (S[:-1] + (1,) or S[:-1]); a row scalar may only meet full rows through
+    the keepdims shape (NumPy broadcasting S[:-1] against S would not mean
+    "per row")."""
+    full = region.domain
+    keep, flat = region.row_scalar_shapes()
+    members = {op.node.name: op.node.meta.shape for op in region.ops}
+    for op in region.ops:
+        shape = op.node.meta.shape
+        if isinstance(op, ReduceOp):
+            if op.source_shape != full or not op.is_last_axis:
+                return False
+            if op.source.name in members and members[op.source.name] != full:
+                return False
+            continue
+        if shape not in (full, keep, flat):
+            return False
+        for operand in op.operands:
+            if not isinstance(operand, Node) or operand.name not in members:
+                continue
+            inner = members[operand.name]
+            if shape == full and inner not in (full, keep):
+                return False
+            if shape != full and inner != shape:
+                return False
+    return True
+
+
+def _leaves_and_returns(producer: Region, consumer: Region, users: Dict[str, List[Node]]) -> bool:
+    """True if a path goes from the producer region through an outside node
+    into the consumer region (merging would make the regions cyclic)."""
+    inside = producer.names | consumer.names
+    targets = consumer.names
+    stack = [u for op in producer.ops for u in users[op.node.name]
+             if u.op == "call" and u.name not in inside]
+    seen: Set[str] = set()
+    while stack:
+        node = stack.pop()
+        if node.name in seen:
+            continue
+        seen.add(node.name)
+        for user in users[node.name]:
+            if user.name in targets:
+                return True
+            if user.op == "call":
+                stack.append(user)
+    return False
+
+
+def _fill_loads_and_stores(region: Region, graph: Graph, users: Dict[str, List[Node]]) -> None:
+    names = region.names
+    for op in region.ops:
+        for operand in _operand_nodes(op):
+            if operand.name not in names and not any(operand is n for n in region.loads):
+                region.loads.append(operand)
+    for op in region.ops:
+        readers = users[op.node.name]
+        if any(reader.name not in names for reader in readers):
+            region.stores.append(op.node)
+
+
+def _launch_order(regions: List[Region], group_of: Dict[str, Region]) -> List[Region]:
+    ordered: List[Region] = []
+    remaining = list(regions)
+    while remaining:
+        for region in remaining:
+            needs = [group_of[n.name] for n in region.loads if n.name in group_of]
+            if all(any(dep is done for done in ordered) for dep in needs):
+                ordered.append(region)
+                remaining.remove(region)
+                break
+        else:  # pragma: no cover - _leaves_and_returns keeps regions acyclic
+            raise AssertionError("Triton lowering produced cyclic regions")
+    return ordered
+
+
+def is_power_of_two(value: int) -> bool:
+    return value > 0 and (value & (value - 1)) == 0
+
+
+def next_power_of_two(value: int) -> int:
+    return 1 if value <= 1 else 2 ** math.ceil(math.log2(value))
