@@ -25,6 +25,7 @@ FAMILIES = (
     "collections_",
     "formatting",
     "shape_specialisation",
+    "statements",
     "side_effects",
 )
 

@@ -104,3 +104,14 @@ def iterates_array_values_in_python(x):
 @case(calls=lambda a: [(a.f(4),), (a.f(2, 2),)], graphs=None)
 def returns_input_and_view(x):
     return x, x[0], x.T, x.reshape(-1)
+
+
+@case(calls=lambda a: [(a.f(2, 3), a.f(3, 3)), (a.f(4, 2), a.f(2, 2))], graphs=None,
+      notes="NumPy < 1.25 raises TypeError for @=: whether the graph holds it depends on the NumPy release")
+def inplace_matmul_with_fallback(x, w):
+    y = x * 1.0
+    try:
+        y @= w
+    except TypeError:  # NumPy < 1.25: in-place matrix multiplication is not supported
+        y = y @ w
+    return y
