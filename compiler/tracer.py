@@ -224,6 +224,9 @@ class InstructionTranslatorBase:
                 dis.stack_effect(opcode, arg)
         except ValueError:
             return
+        if inst.opname == "CALL" and self.table.fact("has_precall"):
+            # 3.11's dis.stack_effect books the arguments' removal on PRECALL (exempt), the rest on CALL.
+            expected += dis.stack_effect(dis.opmap["PRECALL"], arg)
         actual = len(self.stack) - before
         if actual != expected:
             raise InternalCompilerError(

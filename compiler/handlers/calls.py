@@ -69,7 +69,11 @@ def call_method(tx, inst):
 
 @handler("KW_NAMES")
 def kw_names(tx, inst):
-    tx.kw_names = inst.argval
+    names = inst.argval
+    if not isinstance(names, tuple):
+        # dis (and so the decoded argval) leaves KW_NAMES' constant unresolved on 3.11
+        names = tx.code.co_consts[inst.arg]
+    tx.kw_names = names
 
 
 @handler("CALL")

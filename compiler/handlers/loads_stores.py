@@ -40,6 +40,10 @@ def return_const(tx, inst):
 @handler("LOAD_FAST", "LOAD_FAST_CHECK")
 def load_fast(tx, inst):
     name = inst.argval
+    if name not in tx.locals and name in tx.cells:
+        # A cell variable's slot holds the cell (3.13 builds closures with LOAD_FAST, not LOAD_CLOSURE).
+        tx.push(tx.cells[name])
+        return
     if name not in tx.locals:
         tx.raise_python_exception(UnboundLocalError(
             f"local variable {name!r} referenced before assignment"))

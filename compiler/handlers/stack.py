@@ -6,7 +6,7 @@ import dis
 from . import handler
 
 
-@handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")
+@handler("NOP", "RESUME", "EXTENDED_ARG", "CACHE")
 def nop(tx, inst):
     pass
 
@@ -83,3 +83,8 @@ def end_for(tx, inst):
     # How many values END_FOR pops is the running interpreter's (2 on 3.12, 1 on 3.13, where a
     # POP_TOP follows); FOR_ITER leaves exactly that many when the loop ends.
     tx.popn(_END_FOR_POPS)
+
+
+@handler("PRECALL", stack_effect_exempt=True)
+def precall(tx, inst):
+    pass  # 3.11: CALL does the work (the stack-effect check books both on CALL)

@@ -28,7 +28,7 @@ _CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellip
 
 _BUILTIN_CALLABLE_TYPES = frozenset({
     int, float, bool, str, complex, tuple, list, dict, set, frozenset, range, enumerate, zip,
-    map, filter, reversed, slice, type, isinstance, object, bytes,
+    map, filter, reversed, slice, type, object, bytes,
     collections.OrderedDict, collections.defaultdict, functools.partial,
 })
 
@@ -166,6 +166,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             if BuiltinVariable.handles(value):
                 return BuiltinVariable(value, source)
             return OpaqueCallableVariable(value, source, "a C function the tracer does not model")
+    if callable(value) and trace_rules.is_numpy_object(value):
+        return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
     if tp.__module__ == "builtins" and not hasattr(value, "__dict__"):
         raise Unsupported(f"value of type {tp.__name__} from {source.name() if source else 'the trace'}")
     if guards is not None:

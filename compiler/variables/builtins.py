@@ -421,8 +421,30 @@ def _getitem(tx, args, kwargs):
         return args[0].getitem(tx, args[1])
 
 
-def _itemgetter_call(tx, args, kwargs):
-    return None
+def _sorted(tx, args, kwargs):
+    if len(args) != 1:
+        return None
+    items = args[0].unpack(tx)
+    if not all_constant(items) or not all_constant(list(kwargs.values())):
+        raise Unsupported("sorted() of non-constant values (or with a traced key function)")
+    from .builder import wrap_constant_result
+    values = tx.run_constant(sorted, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
+    return wrap_constant_result(values)
+
+
+def _reduce(tx, args, kwargs):
+    if kwargs or not 2 <= len(args) <= 3:
+        return None
+    fn, items = args[0], args[1].unpack(tx)
+    if len(args) == 3:
+        acc = args[2]
+    elif items:
+        acc, items = items[0], items[1:]
+    else:
+        tx.raise_python_exception(TypeError("reduce() of empty iterable with no initial value"))
+    for item in items:
+        acc = fn.call(tx, [acc, item], {})
+    return acc
 
 
 _HANDLERS: Dict[Any, Callable] = {
@@ -439,6 +461,6 @@ _HANDLERS: Dict[Any, Callable] = {
     complex: _scalar_conversion(complex), str: _scalar_conversion(str),
     operator.contains: _contains, operator.is_: _is, operator.is_not: _is_not,
     operator.not_: _not, operator.truth: _bool, operator.getitem: _getitem,
-    math.floor: None, math.ceil: None,
+    sorted: _sorted, functools.reduce: _reduce,
 }
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}

@@ -66,7 +66,7 @@ class ConstantVariable(VariableTracker):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         value = self.value
-        if isinstance(value, type) and issubclass(value, np.generic):
+        if isinstance(value, type) and (issubclass(value, np.generic) or value is np.dtype):
             from .numpy_functions import call_numpy_callable
             return call_numpy_callable(tx, value, args, kwargs)
         return super().call(tx, args, kwargs)

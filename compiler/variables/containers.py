@@ -32,7 +32,20 @@ def _const_key(key: VariableTracker) -> Any:
     return value
 
 
-class BaseListVariable(VariableTracker):
+class _MethodsByName:
+    """``container.method`` before the call: calling it runs ``call_method``."""
+
+    METHODS: frozenset = frozenset()
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name in self.METHODS:
+            return _BoundHelper(lambda *args, **kwargs: self.call_method(tx, name, list(args), kwargs))
+        raise Unsupported(f"attribute {name!r} of {self.describe()}")
+
+
+class BaseListVariable(_MethodsByName, VariableTracker):
+    METHODS = frozenset({"index", "count"})
+
     def __init__(self, items: Sequence[VariableTracker], source=None) -> None:
         super().__init__(source)
         self.items: List[VariableTracker] = list(items)
@@ -116,6 +129,9 @@ class TupleVariable(BaseListVariable):
 
 
 class ListVariable(BaseListVariable):
+    METHODS = frozenset({"index", "count", "append", "extend", "insert", "pop", "reverse", "clear",
+                         "copy", "sort"})
+
     def describe(self) -> str:
         return f"list of {len(self.items)}"
 
@@ -214,7 +230,7 @@ class NamedTupleVariable(TupleVariable):
                     items[fields.index(key)] = value
                 return NamedTupleVariable(items, self.cls)
             return _BoundHelper(replace)
-        raise Unsupported(f"attribute {name!r} of namedtuple {self.cls.__name__}")
+        return super().getattr(tx, name)
 
     def _reconstruct_items(self, cg, parts: List[str]) -> str:
         return f"{cg.const(self.cls)}({', '.join(parts)})"
@@ -231,8 +247,19 @@ class _BoundHelper(VariableTracker):
         return self.fn(*args, **kwargs)
 
 
-class DictVariable(VariableTracker):
+class DictVariable(_MethodsByName, VariableTracker):
     """dict, OrderedDict or defaultdict with constant keys and tracked values."""
+
+    METHODS = frozenset({"keys", "values", "items", "get", "copy", "setdefault", "pop", "update",
+                         "clear", "move_to_end", "__getitem__", "__contains__"})
+
+    def is_python_constant(self) -> bool:
+        return self.cls is dict and all(v.is_python_constant() for v in self.items.values())
+
+    def as_python_constant(self) -> Any:
+        if not self.is_python_constant():
+            return super().as_python_constant()
+        return {k: v.as_python_constant() for k, v in self.items.items()}
 
     def __init__(self, items: Dict[Any, VariableTracker], source=None, cls: type = dict,
                  default_factory: Optional[VariableTracker] = None) -> None:
@@ -379,8 +406,12 @@ class DictViewVariable(BaseListVariable):
         raise Unsupported(f"returning a {self.describe()} view")
 
 
-class SetVariable(VariableTracker):
+class SetVariable(_MethodsByName, VariableTracker):
     """set or frozenset of constants."""
+
+    METHODS = frozenset({"add", "discard", "remove", "update", "clear", "difference_update",
+                         "intersection_update", "union", "intersection", "difference",
+                         "symmetric_difference", "issubset", "issuperset", "isdisjoint", "copy"})
 
     def __init__(self, values: set, cls: type = set, source=None) -> None:
         super().__init__(source)

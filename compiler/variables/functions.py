@@ -84,9 +84,10 @@ def bind_arguments(tx, code: types.CodeType, args: Sequence[VariableTracker],
     positional = [p for p in sig.parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     first_default = len(positional) - n_defaults
-    for index, (name, param) in enumerate(sig.parameters.items()):
-        if name in bound.arguments:
-            value = bound.arguments[name]
+    # inspect renames comprehension arguments (".0" -> "implicit0"): key by the code's own names.
+    for index, ((sig_name, param), name) in enumerate(zip(sig.parameters.items(), code.co_varnames)):
+        if sig_name in bound.arguments:
+            value = bound.arguments[sig_name]
             if param.kind == param.VAR_POSITIONAL:
                 value = TupleVariable(list(value))
             elif param.kind == param.VAR_KEYWORD:
@@ -97,7 +98,7 @@ def bind_arguments(tx, code: types.CodeType, args: Sequence[VariableTracker],
         elif param.kind == param.VAR_KEYWORD:
             result[name] = DictVariable({})
         elif param.kind == param.KEYWORD_ONLY:
-            result[name] = kwdefaults[name]  # type: ignore[index]
+            result[name] = kwdefaults[sig_name]  # type: ignore[index]
         else:
             result[name] = defaults[index - first_default]  # type: ignore[index]
     return result
