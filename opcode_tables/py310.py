@@ -31,6 +31,9 @@ TABLE = py39.TABLE.derive(
     facts={
         "jump_unit": 2,
         "linetable": "linetable310",
+        # Generator code is entered with the first sent value on the stack,
+        # which GEN_START pops; sizing from an empty stack, it nets to 0.
+        "stack_effect_overrides": {"GEN_START": 0},
         "code_fields": tuple(f for f in py39.TABLE.fact("code_fields") if f != "co_lnotab")
         + ("co_linetable",),
     },

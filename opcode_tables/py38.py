@@ -63,7 +63,9 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     The keyword arguments ``CodeType.replace()`` accepts.
 ``stack_effect_overrides``
     opname -> stack effect to use instead of ``dis.stack_effect`` when sizing
-    the stack: 3.11 and 3.12 report 0 for RETURN_GENERATOR, yet the frame
+    the stack: 3.10 GEN_START pops the value generator code is entered with
+    (sizing from an empty stack it nets to 0); 3.11 and 3.12 report 0 for
+    RETURN_GENERATOR, yet the frame
     resumes with the sent value pushed (CPython adds that prologue after
     sizing the stack); 3.13 reports the 1 itself.
 """
