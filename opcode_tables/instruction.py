@@ -64,6 +64,10 @@ class Instruction:
     # 3.8-3.10 line tables can start a new entry for the same line; the decoder
     # records where CPython did so that co_lines() survives a round trip.
     starts_line_entry: bool = False
+    # Decoder hint: the line CPython's table gave this instruction's EXTENDED_ARG
+    # prefix where it differs from the instruction's own (seen in 3.9 lnotabs);
+    # None otherwise.  Never affects semantics.
+    ext_line: Optional[int] = None
     uid: int = field(default_factory=lambda: next(_ids), repr=False)
 
     def __repr__(self) -> str:
@@ -77,7 +81,7 @@ class Instruction:
             opname=self.opname, arg=self.arg, argval=self.argval, argrepr=self.argrepr,
             target=self.target, offset=self.offset, line=self.line, positions=self.positions,
             exc=self.exc, push_null=self.push_null, is_method=self.is_method,
-            ext_hint=self.ext_hint, starts_line_entry=self.starts_line_entry,
+            ext_hint=self.ext_hint, starts_line_entry=self.starts_line_entry, ext_line=self.ext_line,
         )
 
 

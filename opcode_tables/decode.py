@@ -1,0 +1,232 @@
+"""Code object -> version-neutral ``Instruction`` list.
+
+The binary layout (EXTENDED_ARG prefixes, inline CACHE units, jump units and
+directions, flag bits, the exception table) is read with the facts of the
+running interpreter's table; ``dis.get_instructions`` supplies ``argval`` and
+``argrepr`` exactly as ``dis`` shows them.  Nothing here checks the Python
+version: what differs between versions comes from the table.
+"""
+from __future__ import annotations
+
+import bisect
+import dis
+import weakref
+from dataclasses import dataclass
+from types import CodeType
+from typing import Dict, List, NamedTuple, Optional, Tuple
+
+from .exceptiontable import parse_exception_table
+from .instruction import ExcHandler, Instruction
+from .linetable import CODE_UNIT, read_line_info
+from .spec import VersionTable
+
+_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+
+
+class ExceptionRange(NamedTuple):
+    """A 3.11+ exception-table entry in instruction terms (``end`` inclusive)."""
+
+    start: Instruction
+    end: Instruction
+    target: Instruction
+    depth: int
+    lasti: bool
+
+
+@dataclass
+class Decoded:
+    """The decoded form of one code object."""
+
+    code: CodeType
+    instructions: List[Instruction]
+    table: VersionTable
+
+    @property
+    def exception_entries(self) -> List[ExceptionRange]:
+        """Runs of consecutive instructions sharing one handler (3.11+; empty before)."""
+        return exception_ranges(self.instructions)
+
+
+def exception_ranges(instructions: List[Instruction]) -> List[ExceptionRange]:
+    """Group consecutive instructions by the handler object covering them."""
+    ranges: List[ExceptionRange] = []
+    run_start: Optional[int] = None
+    for i, inst in enumerate(instructions):
+        previous = instructions[i - 1].exc if i else None
+        if inst.exc is not previous:
+            if previous is not None and run_start is not None:
+                ranges.append(ExceptionRange(instructions[run_start], instructions[i - 1],
+                                             previous.target, previous.depth, previous.lasti))
+            run_start = i
+    last = instructions[-1].exc if instructions else None
+    if last is not None and run_start is not None:
+        ranges.append(ExceptionRange(instructions[run_start], instructions[-1],
+                                     last.target, last.depth, last.lasti))
+    return ranges
+
+
+def _current_table() -> VersionTable:
+    from . import current_table  # the package imports this module's users, not the reverse
+    return current_table()
+
+
+class _RawInstruction(NamedTuple):
+    prefix_start: int   # offset of its first EXTENDED_ARG, or its own offset
+    offset: int
+    opcode: int
+    arg: int
+    prefixes: int
+
+
+def _walk_code_units(raw: bytes, table: VersionTable) -> List[_RawInstruction]:
+    """Instructions with EXTENDED_ARG folded and CACHE units skipped."""
+    found: List[_RawInstruction] = []
+    ext, prefixes, prefix_start = 0, 0, 0
+    i = 0
+    while i < len(raw):
+        opcode, arg = raw[i], raw[i + 1] | ext
+        if opcode == _EXTENDED_ARG:
+            if not prefixes:
+                prefix_start = i
+            ext, prefixes = arg << 8, prefixes + 1
+            i += CODE_UNIT
+            continue
+        name = dis.opname[opcode]
+        spec = table.opcodes.get(name)
+        if spec is None:
+            raise ValueError(f"opcode {name} ({opcode}) at offset {i} is not in the table of CPython "
+                             f"{table.version[0]}.{table.version[1]}; add a row to opcode_tables")
+        found.append(_RawInstruction(prefix_start if prefixes else i, i, opcode, arg, prefixes))
+        ext, prefixes = 0, 0
+        i += CODE_UNIT * (1 + spec.caches)
+    return found
+
+
+def _jump_target_offset(inst: Instruction, spec_jump: str, caches: int, unit: int) -> int:
+    if spec_jump == "abs":
+        return inst.arg * unit
+    after = inst.offset + CODE_UNIT * (1 + caches)
+    return after + inst.arg * unit if spec_jump == "rel" else after - inst.arg * unit
+
+
+def decode(code: CodeType, table: Optional[VersionTable] = None) -> Decoded:
+    """Decode ``code`` (of the running interpreter) into version-neutral instructions."""
+    table = table or _current_table()
+    raws = _walk_code_units(code.co_code, table)
+    info = read_line_info(code, table.fact("linetable"))
+    shown = {ins.offset: ins for ins in dis.get_instructions(code)}
+    arg_flags: Dict[str, Tuple[str, ...]] = table.fact("arg_flags")
+
+    instructions: List[Instruction] = []
+    by_offset: Dict[int, Instruction] = {}
+    for raw in raws:
+        name = dis.opname[raw.opcode]
+        ref = shown.get(raw.offset)
+        has_arg = raw.opcode >= dis.HAVE_ARGUMENT or raw.arg != 0
+        unit = raw.offset // CODE_UNIT
+        inst = Instruction(
+            opname=name,
+            arg=raw.arg if has_arg else None,
+            argval=ref.argval if ref is not None else None,
+            argrepr=ref.argrepr if ref is not None else "",
+            offset=raw.offset,
+            line=info.lines[unit],
+            positions=info.positions[unit] if info.positions is not None else None,
+            ext_hint=raw.prefixes,
+            starts_line_entry=raw.prefix_start in info.entry_starts or raw.offset in info.entry_starts,
+        )
+        if raw.prefixes and info.lines[raw.prefix_start // CODE_UNIT] != inst.line:
+            inst.ext_line = info.lines[raw.prefix_start // CODE_UNIT]
+        for bit, flag in enumerate(arg_flags.get(name, ())):
+            if flag in ("push_null", "is_method"):
+                setattr(inst, flag, bool((raw.arg >> bit) & 1))
+        instructions.append(inst)
+        by_offset[raw.prefix_start] = inst
+        by_offset.setdefault(raw.offset, inst)
+
+    unit = table.fact("jump_unit")
+    for inst in instructions:
+        spec = table[inst.opname]
+        if spec.jump is None:
+            continue
+        where = _jump_target_offset(inst, spec.jump, spec.caches, unit)
+        target = by_offset.get(where)
+        if target is None:
+            raise ValueError(f"{code.co_qualname if hasattr(code, 'co_qualname') else code.co_name}: "
+                             f"{inst.opname} at {inst.offset} jumps to {where}, which starts no instruction")
+        if isinstance(inst.argval, int) and inst.argval != where:
+            raise AssertionError(f"table row {inst.opname} of {table.version} disagrees with dis about the "
+                                 f"jump target at offset {inst.offset}: {where} vs {inst.argval}")
+        inst.target = target
+
+    if table.fact("exception_table"):
+        _attach_exception_handlers(code, raws, instructions, by_offset)
+    return Decoded(code=code, instructions=instructions, table=table)
+
+
+def _attach_exception_handlers(code: CodeType, raws: List[_RawInstruction],
+                               instructions: List[Instruction], by_offset: Dict[int, Instruction]) -> None:
+    starts = [raw.prefix_start for raw in raws]
+    for entry in parse_exception_table(code.co_exceptiontable):
+        target = by_offset.get(entry.target)
+        if target is None:
+            raise ValueError(f"{code.co_name}: exception handler at {entry.target} starts no instruction")
+        handler = ExcHandler(target=target, depth=entry.depth, lasti=entry.lasti)
+        first = bisect.bisect_left(starts, entry.start)
+        last = bisect.bisect_left(starts, entry.end)
+        for inst in instructions[first:last]:
+            inst.exc = handler
+
+
+def split_superinstructions(instructions: List[Instruction],
+                            table: Optional[VersionTable] = None) -> List[Instruction]:
+    """Split 3.13's fused LOAD_FAST_LOAD_FAST & co into their two halves.
+
+    Returns the same list when nothing is fused.  Otherwise every instruction
+    is copied (the input stays untouched, e.g. a cached decode): jumps and
+    handlers that reached a fused instruction reach its first half; the
+    second half shares line, positions and handler and has ``offset`` None.
+    """
+    table = table or _current_table()
+    fused: Dict[str, Tuple[str, str]] = table.fact("superinstructions")
+    if not any(inst.opname in fused for inst in instructions):
+        return instructions
+    copies: Dict[int, Instruction] = {}
+    out: List[Instruction] = []
+    for inst in instructions:
+        first = inst.copy()
+        copies[id(inst)] = first
+        out.append(first)
+        if inst.opname in fused:
+            first_name, second_name = fused[inst.opname]
+            names = inst.argval if isinstance(inst.argval, tuple) else (None, None)
+            arg = inst.arg or 0
+            first.opname, first.arg, first.argval, first.argrepr = first_name, arg >> 4, names[0], str(names[0])
+            second = first.copy()
+            second.opname, second.arg, second.argval, second.argrepr = second_name, arg & 15, names[1], str(names[1])
+            second.offset, second.ext_hint, second.starts_line_entry, second.target = None, 0, False, None
+            out.append(second)
+    handlers: Dict[int, ExcHandler] = {}
+    for inst in out:
+        if inst.target is not None:
+            inst.target = copies[id(inst.target)]
+        if inst.exc is not None:
+            old = inst.exc
+            if id(old) not in handlers:
+                handlers[id(old)] = ExcHandler(copies[id(old.target)], old.depth, old.lasti)
+            inst.exc = handlers[id(old)]
+    return out
+
+
+_cache: Dict[int, Tuple["weakref.ref[CodeType]", Decoded]] = {}
+
+
+def decode_cached(code: CodeType) -> Decoded:
+    """``decode(code)``, memoised per code object for the tracer.  Treat the result as read-only."""
+    key = id(code)
+    hit = _cache.get(key)
+    if hit is not None and hit[0]() is code:
+        return hit[1]
+    decoded = decode(code)
+    _cache[key] = (weakref.ref(code, lambda _ref, key=key: _cache.pop(key, None)), decoded)
+    return decoded
