@@ -1,47 +1,66 @@
 """The ``triton`` backend: fused regions of a graph as generated Triton kernels.
 
     backend = TritonBackend()
-    compiled = backend.compile(graph)     # lowering + kernel source; no GPU needed
-    compiled.kernel_count, compiled.source
+    compiled = backend.compile(graph)     # a CompiledGraph: lowering + kernel source, no GPU needed
+    compiled.kernel_count, compiled.source, compiled.fn.program
     compiled(*arrays)                     # on a GPU: NumPy in, NumPy out
     backend.compile_only(graph)           # kernels compiled ahead of time for sm_90,
                                           # with TTIR op counts: works without a GPU
 
 A graph with an op the backend does not lower runs through the ``eager``
-backend as a whole (``compiled.fallback_reason``; logged on
-``compiler.backends.triton``).  Calling a compiled graph that has kernels on
+backend as a whole (``compiled.backend == "eager"``, ``compiled.fallback_reason``;
+logged on ``compiler.backends.triton``).  Calling a compiled graph that has kernels on
 a machine without a GPU raises ``TritonUnavailable`` naming the reason
 (``unavailable_reason()``: "triton not installed", "no GPU", ...).
 """
 from __future__ import annotations
 
+import importlib.util
 import logging
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
+from compiler.backends.base import Backend, CompiledGraph, check_graph
+from compiler.backends.eager import make_runner
 from compiler.backends.triton import toolchain
 from compiler.backends.triton.codegen import build_program
 from compiler.backends.triton.lowering import NotLowerable
 from compiler.backends.triton.program import Program
+from compiler.graph import Graph
 
 logger = logging.getLogger("compiler.backends.triton")
 
-__all__ = ["CompileReport", "KernelReport", "TritonBackend", "TritonCompiledGraph",
+# How close results are to the eager backend's, per result dtype: (rtol, atol).
+# Integers and bools are exact.  Floats differ by summation order (a block
+# tree instead of NumPy's pairwise sum), fused multiply-add
+# (TRITON_DEFAULT_FP_FUSION=1) and the GPU's exp/log/sin/sqrt, which are
+# within a few ulp; float16 sums and means accumulate in float32 (more exact
+# than NumPy's float16 sum).
+TOLERANCES: Dict[str, Tuple[float, float]] = {
+    "float16": (1e-2, 1e-3),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-12, 1e-13),
+}
+
+__all__ = ["TOLERANCES", "CompileReport", "KernelReport", "ProgramRunner", "TritonBackend",
            "TritonUnavailable", "available", "unavailable_reason"]
 
 
 class TritonUnavailable(RuntimeError):
-    """The Triton backend cannot run here (no Triton, no GPU, no array library)."""
+    """The Triton backend cannot run kernels here (no Triton, no GPU, no array library)."""
 
 
 def unavailable_reason() -> Optional[str]:
-    """Why compiled graphs cannot run here, or None when they can."""
-    if toolchain.triton_version() is None:
+    """Why compiled graphs cannot run here, or None when they can.  Cheap
+    checks first: Triton is only imported on a machine with a CUDA device."""
+    if importlib.util.find_spec("triton") is None:
         return "triton not installed"
     from compiler.backends.triton.launch import cuda_device_count, device_arrays
     if cuda_device_count() == 0:
         return "no GPU"
+    if toolchain.triton_version() is None:
+        return "triton not installed (import triton failed)"
     if device_arrays() is None:
         return "no array library for device buffers (install torch or cupy)"
     return None
@@ -51,31 +70,23 @@ def available() -> bool:
     return unavailable_reason() is None
 
 
-class TritonCompiledGraph:
-    """A graph lowered to Triton kernels (or, with a fallback reason, run eagerly)."""
+class ProgramRunner:
+    """Runs a lowered graph's kernels on the GPU (the ``fn`` of its CompiledGraph)."""
 
-    def __init__(self, graph: Any, program: Optional[Program], fallback: Any = None,
-                 fallback_reason: Optional[str] = None):
-        self.graph = graph
+    def __init__(self, program: Program):
         self.program = program
-        self.fallback = fallback
-        self.fallback_reason = fallback_reason
-        self.kernel_count = len(program.kernels) if program is not None else 0
-        self.source: Optional[str] = program.module_source if program is not None else None
         self._module: Any = None
         self._device: Any = None
 
     def __call__(self, *inputs: Any) -> tuple:
-        if self.program is None:
-            return tuple(self.fallback(*inputs))
-        reason = unavailable_reason()
-        if reason is not None:
-            raise TritonUnavailable(
-                f"triton backend cannot run graph {self.program.graph_hash}: {reason}. Use the "
-                "'numpy' or 'eager' backend here, or TritonBackend().compile_only(graph) for the "
-                "kernels and their IR without running them")
         from compiler.backends.triton.launch import device_arrays, run_program
         if self._module is None:
+            reason = unavailable_reason()
+            if reason is not None:
+                raise TritonUnavailable(
+                    f"triton backend cannot run graph {self.program.graph_hash}: {reason}. Use "
+                    "the 'numpy' or 'eager' backend here, or TritonBackend().compile_only(graph) "
+                    "for the kernels and their IR without running them")
             self._module = toolchain.load_kernel_module(self.program.module_source)
             self._device = device_arrays()
         return run_program(self.program, inputs, self._device, self._module)
@@ -109,29 +120,39 @@ class CompileReport:
         return asdict(self)
 
 
-class TritonBackend:
+class TritonBackend(Backend):
     name = "triton"
 
-    def compile(self, graph: Any) -> TritonCompiledGraph:
+    def unavailable_reason(self) -> Optional[str]:
+        return unavailable_reason()
+
+    def lower(self, graph: Graph) -> Program:
+        """The graph as kernels; raises NotLowerable naming the first op that has no lowering."""
+        check_graph(graph, self.name)
+        return build_program(graph)
+
+    def compile(self, graph: Graph) -> CompiledGraph:
+        """Lower and generate kernels (no GPU needed); the result runs them on a
+        GPU, or the whole graph eagerly when an op has no lowering."""
         try:
-            program = build_program(graph)
+            program = self.lower(graph)
         except NotLowerable as reason:
             logger.info("graph %s runs through the eager backend: %s", graph.graph_hash(), reason)
-            from compiler.backends import get_backend
-            return TritonCompiledGraph(graph, None, get_backend("eager").compile(graph), str(reason))
-        return TritonCompiledGraph(graph, program)
+            return CompiledGraph(make_runner(graph), graph, "eager", fallback_reason=str(reason))
+        return CompiledGraph(ProgramRunner(program), graph, self.name,
+                             kernel_count=len(program.kernels), source=program.module_source)
 
-    def compile_only(self, graph: Any,
+    def compile_only(self, graph: Graph,
                      target: Tuple[str, int, int] = toolchain.DEFAULT_TARGET) -> CompileReport:
         """Lower ``graph`` and compile every kernel ahead of time for ``target``
         (no GPU needed).  Raises TritonUnavailable when Triton is not installed."""
         version = toolchain.triton_version()
         if version is None:
             raise TritonUnavailable("triton not installed: compile-only needs the triton package")
-        start = time.perf_counter()
         target_name = f"{target[0]}:sm_{target[1]}"
+        start = time.perf_counter()
         try:
-            program = build_program(graph)
+            program = self.lower(graph)
         except NotLowerable as reason:
             logger.info("graph %s runs through the eager backend: %s", graph.graph_hash(), reason)
             return CompileReport(graph.graph_hash(), version, target_name, 0, str(reason),

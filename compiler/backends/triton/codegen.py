@@ -206,6 +206,18 @@ class _Writer:
     def load(self, node: Node, consumer: Node) -> str:
         raise NotImplementedError
 
+    def emit_load(self, name: str, node: Node, flat: str, domain: Sequence[int],
+                  mask: Optional[str]) -> str:
+        """Load ``node`` broadcast over ``domain`` at flat index ``flat``."""
+        offset = broadcast_offset(flat, domain, node.meta.shape)
+        if offset is None:
+            self.lines.append(f"{name} = tl.load(in_{node.name})")
+        elif mask is None:
+            self.lines.append(f"{name} = tl.load(in_{node.name} + ({offset}))")
+        else:
+            self.lines.append(f"{name} = tl.load(in_{node.name} + ({offset}), mask={mask}, other=0)")
+        return name
+
     def value_of(self, operand: Operand, consumer: Node, dtype: np.dtype) -> str:
         if isinstance(operand, Const):
             return _literal(operand.value, dtype)
@@ -247,13 +259,7 @@ class _PointwiseWriter(_Writer):
         return self.lines, block, grid, 4
 
     def load(self, node: Node, consumer: Node) -> str:
-        name = f"l_{node.name}"
-        offset = broadcast_offset("offs", self.region.domain, node.meta.shape)
-        if offset is None:
-            self.lines.append(f"{name} = tl.load(in_{node.name})")
-        else:
-            self.lines.append(f"{name} = tl.load(in_{node.name} + ({offset}), mask=mask, other=0)")
-        return name
+        return self.emit_load(f"l_{node.name}", node, "offs", self.region.domain, "mask")
 
 
 class _RowWriter(_Writer):
@@ -287,18 +293,9 @@ class _RowWriter(_Writer):
 
     def load(self, node: Node, consumer: Node) -> str:
         if self.context(consumer) == "full":
-            name = f"l_{node.name}"
-            offset = broadcast_offset("idx", self.region.domain, node.meta.shape)
-            mask = ", mask=cmask, other=0"
-        else:  # a row scalar: the consumer's own shape has one element per row
-            name = f"r_{node.name}"
-            offset = broadcast_offset("row", consumer.meta.shape, node.meta.shape)
-            mask = ""
-        if offset is None:
-            self.lines.append(f"{name} = tl.load(in_{node.name})")
-        else:
-            self.lines.append(f"{name} = tl.load(in_{node.name} + ({offset}){mask})")
-        return name
+            return self.emit_load(f"l_{node.name}", node, "idx", self.region.domain, "cmask")
+        # a row scalar: the consumer's own shape has one element per row
+        return self.emit_load(f"r_{node.name}", node, "row", consumer.meta.shape, None)
 
     def emit_row_reduction(self, op: ReduceOp) -> None:
         value = self.value_of(op.source, op.source, op.acc)
@@ -385,10 +382,4 @@ class _ReduceWriter(_Writer):
         return self.lines, block, outer * inner, 4
 
     def load(self, node: Node, consumer: Node) -> str:
-        name = f"l_{node.name}"
-        offset = broadcast_offset("idx", self.region.domain, node.meta.shape)
-        if offset is None:
-            self.lines.append(f"{name} = tl.load(in_{node.name})")
-        else:
-            self.lines.append(f"{name} = tl.load(in_{node.name} + ({offset}), mask=kmask, other=0)")
-        return name
+        return self.emit_load(f"l_{node.name}", node, "idx", self.region.domain, "kmask")

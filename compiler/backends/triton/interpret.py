@@ -128,15 +128,15 @@ def run_interpreted(jobs: Sequence[Tuple[Program, Sequence[Any]]],
             raise InterpreterError("Triton interpreter subprocess failed "
                                    f"(exit {completed.returncode}):\n{completed.stderr[-4000:]}")
         results = []
-        for index, program in enumerate(jobs):
+        for index, (program, _) in enumerate(jobs):
             error_path = os.path.join(workdir, f"error_{index}.txt")
             if os.path.exists(error_path):
                 with open(error_path, encoding="utf-8") as handle:
-                    raise InterpreterError(f"program {index} ({program[0].graph_hash}) failed in "
+                    raise InterpreterError(f"program {index} ({program.graph_hash}) failed in "
                                            f"Triton's interpreter:\n{handle.read()}")
             with np.load(os.path.join(workdir, f"outputs_{index}.npz")) as data:
                 arrays = [data[f"arr_{i}"] for i in range(len(data.files))]
-            kinds = [kind for _, kind in program[0].outputs]
+            kinds = [kind for _, kind in program.outputs]
             results.append(tuple(a[()] if kind == "scalar" else a for a, kind in zip(arrays, kinds)))
         return results
 
