@@ -1,0 +1,209 @@
+"""The public API: compile (function and decorator), explain, events, reset,
+allow_in_graph, disable, fullgraph, internal-error fallback."""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import compiler
+from compiler.variables.builtins import BuiltinVariable
+
+
+def f(x):
+    y = x + x
+    z = y * y
+    return z
+
+
+def prints(x):
+    print("hello")
+    return x + 1
+
+
+def test_compile_returns_a_function_named_like_the_original():
+    compiled = compiler.compile(f)
+    assert compiled.__name__ == "f" and compiled.__wrapped__ is f
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(compiled(x), f(x))
+
+
+def test_decorator_form_with_options():
+    @compiler.compile(backend="eager", fullgraph=True)
+    def double(x):
+        return x * 2
+
+    np.testing.assert_array_equal(double(np.ones(3)), np.full(3, 2.0))
+    assert compiler.events()[0].backend == "eager"
+
+
+def test_numpy_backend_gives_the_same_result():
+    compiled = compiler.compile(f, backend="numpy")
+    x = np.linspace(0, 1, 7)
+    np.testing.assert_allclose(compiled(x), f(x))
+    assert compiler.events()[-1].backend == "numpy"
+
+
+def test_event_fields_and_to_dict():
+    compiler.compile(f)(np.ones(3))
+    (event,) = compiler.events()
+    assert event.compile_id == "0/0"
+    assert event.frame_name == "f"
+    assert event.graph_count == 1 and event.graph_break_count == 0
+    assert event.graph_node_count == 2
+    assert event.fallback_reason is None and event.recompile_reason is None
+    assert len(event.graph_hashes) == 1 and len(event.graph_hashes[0]) == 16
+    assert "operator.add" in event.graph_texts[0]
+    assert event.compile_time_s > 0
+    as_dict = event.to_dict()
+    json.dumps(as_dict)  # plain data
+    assert as_dict["ir_count"] == event.ir_count and as_dict["guards"] == event.guards
+
+
+def test_frames_get_increasing_ids_and_reset_forgets():
+    def g(x):
+        return x - 1
+
+    compiler.compile(f)(np.ones(2))
+    compiler.compile(g)(np.ones(2))
+    assert [e.compile_id for e in compiler.events()] == ["0/0", "1/0"]
+    compiler.reset()
+    assert compiler.events() == []
+    compiled = compiler.compile(g)
+    compiled(np.ones(2))
+    compiled(np.ones(2))
+    assert [e.compile_id for e in compiler.events()] == ["0/0"]
+
+
+def test_explain_reports_graphs_ops_and_guards():
+    x = np.ones(4)
+    ex = compiler.explain(f, x)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0 and ex.break_reasons == []
+    assert ex.ops_per_graph == [["operator.add", "operator.mul"]]
+    assert str(ex.graphs[0]) == ex.events[0].graph_texts[0]
+    assert "L['x'].shape == (4,)" in ex.guards
+    np.testing.assert_array_equal(ex.result, f(x))
+    text = str(ex)
+    assert "Graph Count: 1" in text and "operator.mul" in text
+
+
+def test_explain_names_the_unsupported_construct_with_file_and_line(capsys):
+    ex = compiler.explain(prints, np.ones(2))
+    assert capsys.readouterr().out == "hello\n"  # ran natively, once
+    assert ex.graph_count == 0
+    (reason,) = ex.break_reasons
+    assert "print" in reason
+    line = prints.__code__.co_firstlineno + 1
+    assert f"{os.path.basename(__file__)}:{line}" in reason
+
+
+def test_unsupported_frame_runs_natively_and_records_why(capsys):
+    compiled = compiler.compile(prints)
+    out = compiled(np.ones(2))
+    np.testing.assert_array_equal(out, np.full(2, 2.0))
+    assert capsys.readouterr().out == "hello\n"
+    (event,) = compiler.events()
+    assert "print" in event.fallback_reason
+    compiled(np.ones(2))  # the native entry is cached: no second compile
+    assert capsys.readouterr().out == "hello\n"
+    assert len(compiler.events()) == 1
+
+
+def test_fullgraph_raises_unsupported_with_location():
+    compiled = compiler.compile(prints, fullgraph=True)
+    with pytest.raises(compiler.Unsupported) as info:
+        compiled(np.ones(2))
+    assert "print" in str(info.value)
+    assert info.value.where.endswith(f":{prints.__code__.co_firstlineno + 1}")
+
+
+def test_internal_error_falls_back_natively(monkeypatch):
+    def broken(self, tx, args, kwargs):
+        raise RuntimeError("bug in a tracker")
+
+    def uses_len(x):
+        return x * len(x)
+
+    monkeypatch.setattr(BuiltinVariable, "call", broken)
+    monkeypatch.setattr(compiler.config, "raise_internal_errors", False)
+    x = np.ones(3)
+    np.testing.assert_array_equal(compiler.compile(uses_len)(x), uses_len(x))
+    (event,) = compiler.events()
+    assert "internal compiler error: RuntimeError: bug in a tracker" == event.fallback_reason
+    assert "Traceback" in event.internal_error
+
+
+def test_internal_error_raises_in_strict_mode(monkeypatch):
+    def broken(self, tx, args, kwargs):
+        raise RuntimeError("bug in a tracker")
+
+    def uses_len(x):
+        return x * len(x)
+
+    monkeypatch.setattr(BuiltinVariable, "call", broken)
+    with pytest.raises(compiler.InternalCompilerError, match="bug in a tracker"):
+        compiler.compile(uses_len)(np.ones(3))
+
+
+def test_wrong_arguments_raise_exactly_like_the_plain_function():
+    compiled = compiler.compile(f)
+    for args, kwargs in [((), {}), ((1, 2), {}), ((np.ones(2),), {"y": 1})]:
+        with pytest.raises(TypeError) as plain:
+            f(*args, **kwargs)
+        with pytest.raises(TypeError) as ours:
+            compiled(*args, **kwargs)
+        assert str(ours.value) == str(plain.value)
+
+
+def test_keyword_defaults_and_varargs_are_bound_like_python():
+    def g(x, scale=2.0, *rest, shift=1.0, **extra):
+        return x * scale + shift + sum(rest) + len(extra)
+
+    compiled = compiler.compile(g)
+    x = np.arange(3.0)
+    for args, kwargs in [((x,), {}), ((x, 3.0), {}), ((x, 3.0, 1, 2), {"shift": 0.5, "a": 1}),
+                         ((), {"x": x, "scale": 1.0})]:
+        np.testing.assert_array_equal(compiled(*args, **kwargs), g(*args, **kwargs))
+
+
+def test_disable_makes_callers_run_natively():
+    def helper(x):
+        return x + 1
+
+    def caller(x):
+        return helper(x) * 2
+
+    compiler.disable(helper)
+    out = compiler.compile(caller)(np.ones(2))
+    np.testing.assert_array_equal(out, caller(np.ones(2)))
+    assert "disabled" in compiler.events()[0].fallback_reason
+
+
+def test_allow_in_graph_puts_a_user_function_in_the_graph():
+    def opaque(a):
+        return np.sort(a)[::-1].copy()
+
+    compiler.allow_in_graph(opaque)
+
+    def uses(x):
+        return opaque(x) + 1
+
+    x = np.array([3.0, 1.0, 2.0])
+    ex = compiler.explain(uses, x)
+    np.testing.assert_array_equal(ex.result, uses(x))
+    assert len(ex.ops_per_graph[0]) == 2 and ex.ops_per_graph[0][0].endswith("opaque")
+
+
+def test_returned_inputs_keep_their_identity_and_inputs_are_not_mutated():
+    def passthrough(x, xs):
+        return x, xs, x + 1
+
+    compiled = compiler.compile(passthrough)
+    x = np.ones(2)
+    xs = [1, 2]
+    a, b, c = compiled(x, xs)
+    assert a is x and b is xs
+    np.testing.assert_array_equal(c, x + 1)
+    np.testing.assert_array_equal(x, np.ones(2))

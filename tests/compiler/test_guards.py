@@ -1,0 +1,168 @@
+"""Guards and recompiles: every way an input can change produces a new entry whose
+recompile reason names the failing guard; the cache limit makes the frame run natively."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import compiler
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return x * SCALE
+
+
+def affine(x, k):
+    return x * k + 1
+
+
+def _events():
+    return compiler.events()
+
+
+def test_same_inputs_hit_the_cache():
+    f = compiler.compile(affine)
+    x = np.ones(4)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x, 2), affine(x, 2))
+    assert len(_events()) == 1
+    assert _events()[0].recompile_reason is None
+
+
+def test_new_dtype_recompiles_with_named_reason():
+    f = compiler.compile(affine)
+    f(np.ones(4), 2)
+    out = f(np.ones(4, dtype=np.float32), 2)
+    assert out.dtype == affine(np.ones(4, dtype=np.float32), 2).dtype
+    first, second = _events()
+    assert second.compile_id == f"{first.compile_id.split('/')[0]}/1"
+    assert second.recompile_reason == "L['x'].dtype == float64"
+
+
+def test_new_shape_recompiles():
+    f = compiler.compile(affine)
+    f(np.ones(4), 2)
+    np.testing.assert_array_equal(f(np.ones((2, 3)), 2), affine(np.ones((2, 3)), 2))
+    assert _events()[-1].recompile_reason == "L['x'].shape == (4,)"
+
+
+def test_new_constant_recompiles():
+    f = compiler.compile(affine)
+    f(np.ones(4), 2)
+    np.testing.assert_array_equal(f(np.ones(4), 3), affine(np.ones(4), 3))
+    assert _events()[-1].recompile_reason == "L['k'] == 2"
+    # A float with the same value is a different constant type (1 == 1.0 == True).
+    f(np.ones(4), 2.0)
+    assert _events()[-1].recompile_reason == "type(L['k']) is int"
+
+
+def test_new_global_value_recompiles():
+    global SCALE
+    f = compiler.compile(scaled)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x), x * 2.0)
+    SCALE = 5.0
+    try:
+        np.testing.assert_array_equal(f(x), x * 5.0)
+        assert _events()[-1].recompile_reason == "G['SCALE'] == 2.0"
+    finally:
+        SCALE = 2.0
+
+
+def test_layout_is_guarded():
+    def first_row(x):
+        return x[0] + 1
+
+    f = compiler.compile(first_row)
+    c = np.arange(6.0).reshape(2, 3)
+    fortran = np.asfortranarray(c)
+    np.testing.assert_array_equal(f(c), first_row(c))
+    np.testing.assert_array_equal(f(fortran), first_row(fortran))
+    assert _events()[-1].recompile_reason == "L['x'] is C-contiguous"
+
+
+def test_guards_listed_in_event():
+    f = compiler.compile(affine)
+    f(np.ones(4), 2)
+    (event,) = _events()
+    assert event.guard_count == len(event.guards)
+    assert "type(L['x']) is numpy.ndarray" in event.guards
+    assert "L['k'] == 2" in event.guards
+
+
+def test_cache_limit_runs_natively_with_warning():
+    f = compiler.compile(affine, cache_limit=2)
+    x = np.ones(3)
+    f(x, 1)
+    f(x, 2)
+    with pytest.warns(RuntimeWarning, match="cache limit reached"):
+        out = f(x, 3)
+    np.testing.assert_array_equal(out, affine(x, 3))
+    last = _events()[-1]
+    assert "cache limit" in last.fallback_reason and "L['k'] == 2" in last.fallback_reason
+    # From now on the frame runs natively without compiling again (and without warning).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(f(x, 4), affine(x, 4))
+    assert len(_events()) == 3
+
+
+def test_configured_default_cache_limit(monkeypatch):
+    monkeypatch.setattr(compiler.config, "cache_limit", 1)
+    f = compiler.compile(affine)
+    f(np.ones(2), 1)
+    with pytest.warns(RuntimeWarning):
+        f(np.ones(2), 2)
+
+
+def test_first_failing_guard_logged_with_marker(caplog):
+    f = compiler.compile(affine)
+    compiler.logs.enable("recompiles")
+    with caplog.at_level("INFO", logger="tracematrix.recompiles"):
+        f(np.ones(2), 1)
+        f(np.ones(2), 7)
+    messages = [r.getMessage() for r in caplog.records if r.name == "tracematrix.recompiles"]
+    assert any(m.startswith("[") and "/1]" in m and "L['k'] == 1" in m for m in messages), messages
+
+
+def test_container_inputs_are_guarded_by_length_and_items():
+    def total(xs):
+        return sum(xs)
+
+    f = compiler.compile(total)
+    a = [np.ones(2), np.ones(2)]
+    np.testing.assert_array_equal(f(a), total(a))
+    b = a + [np.ones(2)]
+    np.testing.assert_array_equal(f(b), total(b))
+    assert _events()[-1].recompile_reason == "len(L['xs']) == 2"
+
+
+def test_closure_cells_are_guarded():
+    def make(k):
+        def inner(x):
+            return x * k
+        return inner
+
+    f2 = compiler.compile(make(2))
+    f3 = compiler.compile(make(3))
+    x = np.ones(2)
+    np.testing.assert_array_equal(f2(x), x * 2)
+    np.testing.assert_array_equal(f3(x), x * 3)
+    assert _events()[-1].recompile_reason == "C['k'] == 2"
+
+
+def test_failing_guard_names_itself():
+    from compiler.guards import GuardSet, Namespace, first_failing
+    from compiler.sources import LocalSource
+    ns = Namespace()
+    guards = GuardSet(ns)
+    guards.array_match(LocalSource("x"), np.ones(3), "C")
+    params = ["_cl", "L_x"]
+    assert first_failing(guards.guards, params, ns, [None, np.ones(3)]) is None
+    assert first_failing(guards.guards, params, ns, [None, np.ones(4)]).name == "L['x'].shape == (3,)"
+    assert first_failing(guards.guards, params, ns, [None, [1, 2, 3]]).name == \
+        "type(L['x']) is numpy.ndarray"
