@@ -52,7 +52,7 @@ def _number(value: Any) -> str:
 def _cell_view(comparison: Comparison, column: Dict[str, Any], case: str) -> Dict[str, Any]:
     """What one matrix cell shows: ir_count, status, colour, and the why in a tooltip."""
     row = comparison.row(column["id"], case)
-    view: Dict[str, Any] = {"text": "", "status": "", "classes": [], "why": []}
+    view: Dict[str, Any] = {"text": "", "status": "", "classes": [], "why": [], "short": ""}
     if column["cell_status"] == schema.CELL_MISSING:
         view.update(text="missing", classes=["missing"])
         return view

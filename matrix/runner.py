@@ -6,9 +6,11 @@ compiler is imported once) with a deadline. A case that raises, crashes the proc
 """
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
 import signal
+import sys
 import tempfile
 import time
 import traceback
@@ -65,6 +67,9 @@ def _worker(suite: str, case_name: str, backend: str, engine_spec: str, count_ke
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
+    # A crash's Python traceback then lands in the case's log (a parent such as pytest
+    # may have pointed faulthandler at its own copy of stderr).
+    faulthandler.enable(file=sys.stderr)
     case: Optional[Case] = None
     try:
         case = {c.name: c for c in load_suite(suite)}[case_name]

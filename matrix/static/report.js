@@ -22,7 +22,11 @@
   document.addEventListener("DOMContentLoaded", function () {
     var onlyChanged = document.getElementById("only-changed");
     var search = document.getElementById("case-filter");
-    if (onlyChanged) { onlyChanged.addEventListener("change", applyFilters); }
+    if (onlyChanged) {
+      // index.html#changed opens with the filter on (a link a CI message can carry).
+      if (window.location.hash === "#changed") { onlyChanged.checked = true; }
+      onlyChanged.addEventListener("change", applyFilters);
+    }
     if (search) { search.addEventListener("input", applyFilters); }
     if (document.getElementById("matrix")) { applyFilters(); }
     // Lets a headless check see that the script ran to the end without an error.
