@@ -115,3 +115,19 @@ def inplace_matmul_with_fallback(x, w):
     except TypeError:  # NumPy < 1.25: in-place matrix multiplication is not supported
         y = y @ w
     return y
+
+
+@case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], graphs=None)
+def imports_inside_function(x):
+    import math
+    from functools import partial
+    scale = partial(np.multiply, math.pi)
+    return scale(x)
+
+
+@case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], graphs=None)
+def defines_class_inside_function(x):
+    class Holder:
+        factor = 2.0
+
+    return x * Holder.factor, Holder.__name__

@@ -6,7 +6,7 @@ import contextlib
 
 import numpy as np
 
-from .registry import case
+from .registry import case, kw
 
 
 @case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], nodes=2)
@@ -162,3 +162,125 @@ def returns_constant_in_branch(x):
     if out.ndim > 5:
         return None
     return out
+
+
+class _Options:
+    """A plain settings object passed in by the caller."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+@case(calls=lambda a: [(a.f(3), _Options(2.0)), (a.f(2, 2), _Options(0.5))], nodes=2)
+def attribute_store_and_delete_on_argument(x, opts):
+    opts.last_shape = x.shape
+    y = x * opts.scale
+    del opts.last_shape
+    return y + 1
+
+
+@case(calls=lambda a: [(a.f(4),), (a.f(2, 3),)], nodes=2)
+def delete_cell_variable(x):
+    k = x.shape[0]
+    scale = lambda v: v * k  # noqa: E731 - the lambda makes k a cell
+    y = scale(x)
+    del k
+    return y - 1
+
+
+_SCRATCH = None
+
+
+@case(calls=lambda a: [(a.f(2, 3),), (a.f(4, 2),)], nodes=1)
+def global_store_and_delete(x):
+    global _STASHED_SHAPE
+    _STASHED_SHAPE = x.shape
+    y = x.reshape(_STASHED_SHAPE[0], -1)
+    del _STASHED_SHAPE
+    return y
+
+
+@case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], nodes=1)
+def stores_result_in_global(x):
+    global _SCRATCH
+    _SCRATCH = np.tanh(x)
+
+
+class _Recorder:
+    """A module-level context manager instance (no object is constructed in the traced frame)."""
+
+    depth = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        return None
+
+
+_RECORDER = _Recorder()
+
+
+@case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], nodes=2)
+def with_module_level_context_manager(x):
+    with _RECORDER as rec:
+        y = x * 2 + rec.depth
+    return y
+
+
+@case(calls=lambda a: [(a.f(3),), kw(a.f(3), scale=3.0), (a.f(2, 2), None)], nodes=1)
+def none_checks_as_values_and_defaults(x, scale=None):
+    missing = scale is None
+    if scale is None:
+        scale = 1.0
+    return x * scale, missing, scale is not None
+
+
+@case(calls=lambda a: [(a.f(3), (2.0, (3.0, None))), (a.f(2, 2), (0.5, None))], nodes=[2, 1])
+def walk_static_linked_chain(x, chain):
+    node = chain
+    while node is not None:
+        x = x * node[0]
+        node = node[1]
+    return x
+
+
+@case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], nodes=3)
+def loop_until_flag_set(x):
+    done = False
+    steps = 0
+    while not done:
+        x = x + 1
+        steps += 1
+        done = steps >= 3
+    return x
+
+
+@case(calls=lambda a: [(a.f(4),), (a.f(2),)], nodes=[3, 3])
+def retry_until_result(x):
+    result = None
+    attempt = 0
+    while result is None:
+        attempt += 1
+        if attempt >= 3:
+            result = x * attempt
+        else:
+            x = x + 1
+    return result
+
+
+@case(calls=lambda a: [(a.f(3),), (a.f(2, 2),)], nodes=4)
+def list_slice_assignment(x):
+    parts = [x, x, x]
+    parts[1:] = [x * 2, x * 3]
+    del parts[:1]
+    return np.stack(parts) - 1
+
+
+@case(calls=lambda a: [(a.f(3), {"w": 2.0}), (a.f(3), {}), (a.f(2, 2), {"w": 0.5})], nodes=1)
+def return_from_except_handler(x, params):
+    try:
+        w = params["w"]
+    except KeyError:
+        return x * 0
+    return x * w
