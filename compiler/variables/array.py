@@ -28,6 +28,12 @@ _STATIC_ATTRS = ("shape", "ndim", "dtype", "size", "itemsize", "nbytes")
 _OP_ATTRS = ("T", "real", "imag", "mT", "flat")
 # Op kinds whose results never alias their arguments.
 _FRESH_KINDS = frozenset({"elementwise", "reduction", "creation", "linalg"})
+# Ops of other kinds that always return new memory.
+_FRESH_OPS = frozenset({"numpy.copy", "ndarray.copy", "ndarray.flatten", "numpy.concatenate",
+                        "numpy.stack", "numpy.vstack", "numpy.hstack", "numpy.dstack",
+                        "numpy.column_stack", "numpy.repeat", "ndarray.repeat", "numpy.roll",
+                        "numpy.tile", "numpy.sort", "numpy.argsort", "numpy.diff", "ndarray.argsort",
+                        "ndarray.astype"})
 
 
 class ArrayVariable(VariableTracker):
@@ -93,7 +99,12 @@ class ArrayVariable(VariableTracker):
         return call_op(tx, lookup_operator("getitem"), [self, key], {})
 
     def setitem(self, tx, key, value) -> None:
-        raise Unsupported(f"item assignment into {self.describe()} (in-place array write)")
+        what = "item assignment"
+        if self.meta.kind != "array":
+            raise Unsupported(f"{what} into {self.describe()}")
+        self.assert_private_temporary(what)
+        result = call_op(tx, setitem_op(), [self, key, value], {}, fresh=True)
+        self.rebind(result, what)  # type: ignore[arg-type]
 
     def reconstruct(self, cg) -> str:
         if self.source is not None and not self.rebound:
@@ -163,7 +174,7 @@ def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> Variab
     meta = node.meta
     if isinstance(meta, TensorMeta):
         result = ArrayVariable(meta, node)
-        if may_alias:
+        if may_alias and meta.kind == "array":  # a NumPy scalar never shares memory
             result.view_bases = list(may_alias)
             for base in may_alias:
                 base.has_views = True
@@ -178,10 +189,53 @@ def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> Variab
     raise Unsupported(f"{node.target} returned a value the graph cannot describe")
 
 
-def call_op(tx, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
-    """Put one allow-listed op into the graph and track its result."""
+def call_op(tx, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
+            fresh: bool = False) -> VariableTracker:
+    """Put one allow-listed op into the graph and track its result (``fresh``: the result
+    aliases none of the arguments' memory, whatever the op's kind)."""
     graph_args = tuple(to_graph_arg(tx, a) for a in args)
     graph_kwargs = {k: to_graph_arg(tx, v) for k, v in kwargs.items()}
     node = tx.output.graph.call(op, graph_args, graph_kwargs)
-    may_alias = [] if op.kind in _FRESH_KINDS else _arrays_in(list(args) + list(kwargs.values()))
+    fresh = fresh or op.kind in _FRESH_KINDS or (op.name in _FRESH_OPS and "copy" not in kwargs)
+    may_alias = [] if fresh else _arrays_in(list(args) + list(kwargs.values()))
     return wrap_node(tx, node, may_alias)
+
+
+def _setitem(array, index, value):
+    array[index] = value
+    return array
+
+
+def _setitem_rule(op, args, kwargs):
+    """``a[index] = value`` on a private temporary: the result is ``a`` itself (same meta).
+    Only assignments NumPy accepts without surprises are captured: the value must broadcast
+    to the indexed region, with same-kind casting."""
+    from ..ops import lookup_operator
+    target, index, value = args
+    region = lookup_operator("getitem").infer(target, index)
+    shape = getattr(value, "shape", ())
+    try:
+        if np.broadcast_shapes(tuple(shape), region.shape) != region.shape:
+            raise ValueError
+    except ValueError:
+        raise Unsupported(f"cannot assign a value of shape {tuple(shape)} into a region of shape "
+                          f"{region.shape}") from None
+    value_dtype = value.dtype if isinstance(value, TensorMeta) else np.asarray(value).dtype
+    if not np.can_cast(value_dtype, target.dtype, "same_kind") and not (
+            isinstance(value, (int, float, bool)) and target.dtype.kind in "fc"):
+        raise Unsupported(f"assigning {value_dtype} into {target.dtype} casts unsafely")
+    return TensorMeta(target.shape, target.dtype, "array", target.layout)
+
+
+_SETITEM_OP = []
+
+
+def setitem_op():
+    """A functional item assignment for private temporaries (the tracker is rebound to the
+    result, so the mutation is seen by every alias, of which there are none by construction).
+    Not part of the public allowlist: only the tracer emits it."""
+    if not _SETITEM_OP:
+        from ..ops import OpInfo
+        _SETITEM_OP.append(OpInfo("operator.setitem", _setitem, "other", _setitem_rule, inplace=True,
+                                  lowerable=False, doc="item assignment into a temporary"))
+    return _SETITEM_OP[0]

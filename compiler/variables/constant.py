@@ -55,7 +55,7 @@ class ConstantVariable(VariableTracker):
             attr = getattr(self.value, name)
         except AttributeError as e:
             raise Unsupported(f"attribute error at trace time: {e}") from None
-        if callable(attr):
+        if callable(attr) and not isinstance(attr, type):
             return ConstantMethodVariable(self.value, name)
         return ConstantVariable(attr)
 
@@ -91,11 +91,23 @@ class ConstantMethodVariable(VariableTracker):
         return f"method {type(self.obj).__name__}.{self.name}"
 
     def call(self, tx, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
-        if not (all_constant(args) and all_constant(list(kwargs.values()))):
-            if isinstance(self.obj, str) and self.name == "format":
-                raise Unsupported("str.format with non-constant arguments")
-            raise Unsupported(f"{self.describe()} with non-constant arguments")
         method = getattr(self.obj, self.name)
-        result = tx.run_constant(method, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
+        values = [static_value(tx, a, self.describe()) for a in args]
+        result = tx.run_constant(method, values, {k: static_value(tx, v, self.describe())
+                                                  for k, v in kwargs.items()})
         from .builder import wrap_constant_result
         return wrap_constant_result(result)
+
+
+def static_value(tx, var: VariableTracker, what: str) -> Any:
+    """The Python value of a constant, or a list of the items of a container of constants
+    (for trace-time evaluation: ``", ".join(names)``)."""
+    if var.is_python_constant():
+        return var.as_python_constant()
+    try:
+        items = var.unpack(tx)
+    except Unsupported:
+        items = None
+    if items is not None and all_constant(items):
+        return constants_of(items)
+    raise Unsupported(f"{what} with a non-constant argument ({var.describe()})")

@@ -65,7 +65,7 @@ class NumpyFunctionVariable(VariableTracker):
 
 def _fold(tx, fn, args, kwargs) -> VariableTracker:
     value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
-    if isinstance(value, (np.generic, int, float, complex, bool, str)) or value is None:
+    if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None:
         return ConstantVariable(value)
     if isinstance(value, (tuple, list)) and all(isinstance(v, (np.generic, int, float, bool)) for v in value):
         from .builder import wrap_constant_result
