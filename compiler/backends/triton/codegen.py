@@ -127,18 +127,23 @@ def _cast(expr: str, source: np.dtype, target: np.dtype) -> str:
 
 
 def _nan_max(a: str, b: str) -> str:
-    # NumPy's maximum propagates NaN; Triton's does not by default.
-    return f"tl.where(({a} > {b}) | ({a} != {a}), {a}, {b})"
+    # NumPy's maximum propagates NaN from either side (a NaN ``b`` fails the
+    # comparison and is taken); Triton's does not.  Nested ``where`` rather than
+    # ``|``: the interpreter cannot "or" a scalar and a block of bools.
+    # ``a`` is never a constant (emit_pointwise swaps one to the right).
+    return f"tl.where({a} != {a}, {a}, tl.where({a} > {b}, {a}, {b}))"
 
 
 def _nan_min(a: str, b: str) -> str:
-    return f"tl.where(({a} < {b}) | ({a} != {a}), {a}, {b})"
+    return f"tl.where({a} != {a}, {a}, tl.where({a} < {b}, {a}, {b}))"
 
 
-def pointwise_expression(op: PointwiseOp, args: List[str]) -> str:
-    """The Triton expression of an elementwise op over already-cast operands."""
+def pointwise_expression(op: PointwiseOp, args: List[str], name: str) -> str:
+    """The Triton expression of elementwise op ``name`` (``op.op`` or a step of
+    it) over already-cast operands, which are plain names."""
     floating = op.compute.kind == "f"
-    name = op.op
+    if op.compute.kind == "b":  # NumPy's bool arithmetic is logical
+        name = {"add": "or", "mul": "and", "maximum": "or", "minimum": "and"}.get(name, name)
     binary = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "and": "&", "or": "|", "xor": "^",
               "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
     if name in binary:
@@ -180,9 +185,6 @@ def pointwise_expression(op: PointwiseOp, args: List[str]) -> str:
         return f"({args[0]} == {args[0]}) & (tl.abs({args[0]}) != float('inf'))"
     if name == "where":
         return f"tl.where({args[0]}, {args[1]}, {args[2]})"
-    if name == "clip":
-        inner = _nan_max(args[0], args[1]) if floating else f"tl.maximum({args[0]}, {args[1]})"
-        return _nan_min(f"({inner})", args[2]) if floating else f"tl.minimum({inner}, {args[2]})"
     if name == "clip_min":
         return _nan_max(args[0], args[1]) if floating else f"tl.maximum({args[0]}, {args[1]})"
     if name == "clip_max":
@@ -237,8 +239,24 @@ class _Writer:
         dtypes = [op.compute] * len(op.operands)
         if op.op == "where":
             dtypes = [np.dtype(np.bool_), op.compute, op.compute]
-        args = [self.value_of(o, op.node, d) for o, d in zip(op.operands, dtypes)]
-        expr = pointwise_expression(op, args)
+        operands = list(op.operands)
+        if op.op in ("maximum", "minimum") and isinstance(operands[0], Const):
+            operands.reverse()  # the NaN test goes on the array side
+        args = []
+        for position, (operand, dtype) in enumerate(zip(operands, dtypes)):
+            value = self.value_of(operand, op.node, dtype)
+            if not value.isidentifier():  # a cast or a constant: name it, ops may repeat operands
+                name = f"a_{op.node.name}_{position}"
+                self.lines.append(f"{name} = {value}")
+                value = name
+            args.append(value)
+        if op.op == "clip":  # two steps, each naming its operands once
+            low = f"c_{op.node.name}"
+            self.lines.append(f"{low} = {pointwise_expression(op, args[:2], 'clip_min')}")
+            args, name = [low, args[2]], "clip_max"
+        else:
+            name = op.op
+        expr = pointwise_expression(op, args, name)
         result = op.out if op.op in ("lt", "le", "gt", "ge", "eq", "ne", "isnan", "isinf",
                                      "isfinite", "logical_not") else op.compute
         self.lines.append(f"{self.var(op.node)} = {_cast(f'({expr})', result, op.out)}")

@@ -180,8 +180,10 @@ _ARITY = {"neg": 1, "pos": 1, "abs": 1, "square": 1, "reciprocal": 1, "exp": 1, 
           "log": 1, "log2": 1, "sqrt": 1, "sin": 1, "cos": 1, "floor": 1, "ceil": 1,
           "invert": 1, "logical_not": 1, "isnan": 1, "isinf": 1, "isfinite": 1}
 
-# Transcendental functions that NumPy evaluates for float16 in float32.
-_WIDENED_FOR_HALF = frozenset({"exp", "exp2", "log", "log2", "sqrt", "sin", "cos"})
+_INPLACE = frozenset({"operator.iadd", "operator.isub", "operator.imul", "operator.itruediv",
+                      "operator.iand", "operator.ior", "operator.ixor", "operator.ipow",
+                      "operator.ifloordiv", "operator.imod", "operator.ilshift", "operator.irshift",
+                      "operator.imatmul"})
 
 _REDUCTIONS = {"numpy.sum": "sum", "ndarray.sum": "sum", "numpy.mean": "mean",
                "ndarray.mean": "mean", "numpy.max": "max", "ndarray.max": "max",
@@ -261,8 +263,7 @@ def lower_node(node: Node) -> LoweredOp:
     meta = _array_meta(node)
     if target in _REDUCTIONS:
         return _lower_reduction(node, _REDUCTIONS[target], meta)
-    if target in ("operator.iadd", "operator.isub", "operator.imul", "operator.itruediv",
-                  "operator.iand", "operator.ior", "operator.ixor", "operator.ipow"):
+    if target in _INPLACE:
         _check_inplace(node)
     if target in _ELEMENTWISE:
         op, family = _ELEMENTWISE[target]
@@ -279,12 +280,18 @@ def lower_node(node: Node) -> LoweredOp:
 
 
 def _check_inplace(node: Node) -> None:
+    """An in-place op is lowered as its out-of-place form, which is only the
+    same program when nothing else can see the written array: it must be a
+    fresh result of a lowered op (not an input, whose caller would see the
+    write, nor a view of another value) that nothing else reads."""
     target_operand = node.args[0] if node.args else None
-    if isinstance(target_operand, Node):
-        readers = [n for n in node.graph.users()[target_operand.name] if n is not node]
-        if readers:
-            raise NotLowerable(f"{node.name} ({node.target}) writes into {target_operand.name}, "
-                               f"which {readers[0].name} also reads")
+    if not isinstance(target_operand, Node) or target_operand.op != "call":
+        raise NotLowerable(f"{node.name} ({node.target}) writes into an input")
+    lower_node(target_operand)  # a view (T, reshape, getitem) has no lowering: the reason names it
+    readers = [n for n in node.graph.users()[target_operand.name] if n is not node]
+    if readers:
+        raise NotLowerable(f"{node.name} ({node.target}) writes into {target_operand.name}, "
+                           f"which {readers[0].name} also reads")
 
 
 def _no_kwargs(node: Node, allowed: Sequence[str] = ()) -> None:
@@ -310,7 +317,9 @@ def _lower_elementwise(node: Node, op: str, family: str, meta: TensorMeta) -> Po
     elif family == "float":
         if out.kind != "f":
             raise NotLowerable(f"{node.name} ({node.target}) gives {out.name}, not a float")
-        compute = np.dtype(np.float32) if out == np.float16 and op in _WIDENED_FOR_HALF else out
+        # NumPy evaluates these float16 functions in float32 and rounds once;
+        # Triton's math functions take fp32/fp64 only
+        compute = np.dtype(np.float32) if out == np.float16 else out
     elif family == "compare":
         strong = [o.meta.dtype for o in operands if isinstance(o, Node)]
         compute = np.result_type(*strong) if strong else np.dtype(np.float64)
@@ -362,6 +371,8 @@ def _lower_clip(node: Node, meta: TensorMeta) -> PointwiseOp:
         operands += [_operand(node, low), _operand(node, high)]
     if meta.dtype.kind == "b":
         raise NotLowerable(f"{node.name} ({node.target}) on bool")
+    if isinstance(operands[0], Const):
+        raise NotLowerable(f"{node.name} ({node.target}) of a constant")
     for operand in operands:
         if isinstance(operand, Const) and not _fits(operand.value, meta.dtype):
             raise NotLowerable(f"{node.name} ({node.target}): bound {operand.value!r} does not "
@@ -449,14 +460,17 @@ def _lower_reduction(node: Node, op: str, meta: TensorMeta) -> ReduceOp:
 def plan_regions(graph: Graph) -> List[Region]:
     """The graph's call nodes grouped into regions, in a valid launch order.
     Raises NotLowerable (naming the node) if any node has no lowering."""
+    live = _live_call_nodes(graph)
     lowered: Dict[str, LoweredOp] = {}
-    for node in graph.call_nodes:
+    for node in live:
         lowered[node.name] = lower_node(node)
     for node in graph.placeholders:
         _array_meta(node)
-    users = graph.users()
+    live_names = set(lowered)
+    users = {name: [u for u in readers if u.op == "output" or u.name in live_names]
+             for name, readers in graph.users().items()}
     group_of: Dict[str, Region] = {}
-    for node in graph.call_nodes:
+    for node in live:
         op = lowered[node.name]
         region = _singleton(op)
         group_of[node.name] = region
@@ -469,7 +483,7 @@ def plan_regions(graph: Graph) -> List[Region]:
                 for member in merged.ops:
                     group_of[member.node.name] = merged
     regions: List[Region] = []
-    for node in graph.call_nodes:
+    for node in live:
         region = group_of[node.name]
         if not any(region is r for r in regions):
             regions.append(region)
@@ -477,6 +491,20 @@ def plan_regions(graph: Graph) -> List[Region]:
         region.ops.sort(key=lambda o: _position(graph, o.node))
         _fill_loads_and_stores(region, graph, users)
     return _launch_order(regions, group_of)
+
+
+def _live_call_nodes(graph: Graph) -> List[Node]:
+    """Call nodes an output depends on, in graph order (results nobody reads
+    need no kernel; the ops are free of side effects)."""
+    needed: Set[str] = set()
+    # in-place ops write into an array another value may share: always run them
+    stack = list(graph.outputs) + [n for n in graph.call_nodes if n.target in _INPLACE]
+    while stack:
+        node = stack.pop()
+        if node.name not in needed:
+            needed.add(node.name)
+            stack.extend(node.input_nodes())
+    return [node for node in graph.call_nodes if node.name in needed]
 
 
 def _position(graph: Graph, node: Node) -> int:
