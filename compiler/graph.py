@@ -150,13 +150,13 @@ def map_args(value: Any, fn) -> Any:
     return value
 
 
-_IDENTIFIER_TAIL = re.compile(r"[^0-9A-Za-z_]")
+_NOT_IDENTIFIER = re.compile(r"[^0-9A-Za-z_]+")
 
 
 def _base_name(text: str) -> str:
     """A Python identifier made from a target or an input name; never starts
     with "_" so that generated code can keep its own names apart."""
-    name = _IDENTIFIER_TAIL.sub("_", text).strip("_") or "v"
+    name = _NOT_IDENTIFIER.sub("_", text).strip("_") or "v"
     if name[0].isdigit():
         name = "v" + name
     if keyword.iskeyword(name) or name in ("output", "graph"):

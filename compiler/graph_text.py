@@ -79,6 +79,9 @@ def format_value(value: Any) -> str:
     name = getattr(value, "name", None)
     if getattr(value, "op", None) is not None and isinstance(name, str):
         return name  # a Node
+    if isinstance(value, np.generic):  # before float: np.float64 subclasses it
+        scalar = value.item()
+        return f"numpy.{dtype_name(value.dtype)}({format_value(scalar)})"
     if value is None or isinstance(value, bool):
         return repr(value)
     if value is Ellipsis:
@@ -91,9 +94,6 @@ def format_value(value: Any) -> str:
         return f"complex({_format_float(value.real)}, {_format_float(value.imag)})"
     if isinstance(value, str):
         return _format_str(value)
-    if isinstance(value, np.generic):
-        scalar = value.item()
-        return f"numpy.{dtype_name(value.dtype)}({format_value(scalar)})"
     if isinstance(value, np.dtype):
         return f"dtype({dtype_name(value)})"
     if isinstance(value, type):

@@ -3,10 +3,11 @@
 A *region* is a maximal run of consecutive call nodes (in graph order, so no
 op moves past an in-place write) that are single-output ufunc calls with an
 array result of one shape, each after the first reading a value of the run.
-Inside a region a result may be written (``out=``) into the buffer of a
-region temporary that dies at that op, so a chain of n ops allocates one
-array instead of n.  Only buffers the region itself allocated are reused:
-never an input, a graph output, a value used after the region, or a view.
+A fused op may write its result (``out=``) into the buffer of a value that
+is dead by then, so a chain of n ops allocates one array instead of n.  Only
+buffers the compiled code allocated itself are reused (values made by fused
+ops, whose users never keep a view): never an input, a graph output, a value
+still used later, or anything a view may point into.
 
 Measured on 1M float64 elements (benchmarks/bench_backends.py): buffer
 reuse over whole arrays beat evaluation in cache-sized blocks at every block
@@ -59,7 +60,8 @@ def _is_scalar_constant(value: object) -> bool:
 
 
 def partition(graph: Graph) -> List[Item]:
-    """The call nodes of ``graph`` in order, grouped into regions where fusible."""
+    """The call nodes of ``graph`` in order, grouped into regions where
+    fusible, with the buffers each fused op writes into planned."""
     items: List[Item] = []
     current: Optional[Region] = None
     for node in graph.call_nodes:
@@ -72,9 +74,8 @@ def partition(graph: Graph) -> List[Item]:
         else:
             current = Region([node])
             items.append(current)
-    users = graph.users()
-    order = {n.name: i for i, n in enumerate(graph.nodes)}
-    return [_planned(item, users, order) if isinstance(item, Region) else item for item in items]
+    _plan_buffers(graph, items)
+    return items
 
 
 def _extends(region: Region, node: Node) -> bool:
@@ -83,33 +84,53 @@ def _extends(region: Region, node: Node) -> bool:
     return same_shape and any(n.name in members for n in node.input_nodes())
 
 
-def _planned(region: Region, users: Dict[str, List[Node]], order: Dict[str, int]) -> Region:
-    members = {n.name for n in region.nodes}
-    last = order[region.nodes[-1].name]
-    region.escaping = [n.name for n in region.nodes
-                       if any(u.name not in members for u in users[n.name])]
-    seen = set()
-    for node in region.nodes:
-        for source in node.input_nodes():
-            if source.name not in members and source.name not in seen \
-                    and isinstance(source.meta, TensorMeta) and source.meta.ndim >= 1:
-                seen.add(source.name)
-                region.external_arrays.append(source)
-    last_use = {n.name: max(order[u.name] for u in users[n.name]) for n in region.nodes
+def _plan_buffers(graph: Graph, items: List[Item]) -> None:
+    """Choose, for each fused op, a dead buffer to write into.
+
+    A value's buffer may be written again once the value is dead when the
+    compiled code allocated it itself (a fused op produced it) and nothing
+    can still see it: it is not a graph output and every user is a fused op
+    or a reduction (neither keeps a view of its operands).
+    """
+    users = graph.users()
+    order = {n.name: i for i, n in enumerate(graph.nodes)}
+    region_of: Dict[str, Region] = {}
+    for item in items:
+        if isinstance(item, Region):
+            for node in item.nodes:
+                region_of[node.name] = item
+    for region in [item for item in items if isinstance(item, Region)]:
+        members = {n.name for n in region.nodes}
+        region.escaping = [n.name for n in region.nodes
+                           if any(u.name not in members for u in users[n.name])]
+        for node in region.nodes:
+            for source in node.input_nodes():
+                if source.name not in members and isinstance(source.meta, TensorMeta) \
+                        and source.meta.ndim >= 1 and source not in region.external_arrays:
+                    region.external_arrays.append(source)
+
+    def reusable(value: Node) -> bool:
+        return value.name in region_of and all(
+            u.name in region_of or (u.opinfo is not None and u.opinfo.kind == "reduction"
+                                    and not u.opinfo.inplace) for u in users[value.name])
+
+    last_use = {n.name: max(order[u.name] for u in users[n.name]) for n in graph.call_nodes
                 if users[n.name]}
-    free: List[Node] = []  # dead temporaries whose buffers may be written again
-    for node in region.nodes:
+    free: List[Node] = []  # dead values whose buffers may be written again
+    for node in graph.call_nodes:
         here = order[node.name]
-        dying = [s for s in node.input_nodes() if s.name in members and s.name not in
-                 region.escaping and last_use.get(s.name, -1) == here and last_use[s.name] <= last]
-        choice = _pick(node, dying + free)
-        if choice is not None:
-            region.out_buffer[node.name] = choice.name
-            if choice in free:
-                free.remove(choice)
-            dying = [d for d in dying if d is not choice]
+        dying = [s for s in node.input_nodes() if reusable(s) and last_use[s.name] == here]
+        region = region_of.get(node.name)
+        if region is not None:
+            choice = _pick(node, dying + free)
+            if choice is not None:
+                region.out_buffer[node.name] = choice.name
+                if choice in free:
+                    free.remove(choice)
+                dying = [d for d in dying if d is not choice]
+                if choice not in region.nodes and choice not in region.external_arrays:
+                    region.external_arrays.append(choice)  # its layout is checked too
         free.extend(d for d in dying if d not in free)
-    return region
 
 
 def _pick(node: Node, candidates: List[Node]) -> Optional[Node]:

@@ -45,6 +45,8 @@ class _Emitter:
         """Source text of an argument."""
         if isinstance(value, Node):
             return value.name
+        if isinstance(value, np.generic):  # before int/float: np.float64 subclasses float
+            return self.bind(value, "c")
         if value is None or isinstance(value, (bool, str)):
             return repr(value)
         if value is Ellipsis:
@@ -167,12 +169,12 @@ class NumpyBackend(Backend):
         check_graph(graph, self.name)
         try:
             source, namespace, kernels = lower(graph)
-            code = compile(source, f"<compiled_graph {graph.graph_hash()}>", "exec")
+            code = compile(source, "<compiled_graph>", "exec")
             exec(code, namespace)
         except (LoweringError, SyntaxError) as error:
             reason = f"{type(error).__name__}: {error}"
             logger.warning("numpy backend cannot lower graph %s, running it eagerly: %s",
-                           graph.graph_hash(), reason)
+                           graph.graph_hash(), reason)  # only on this rare path: hashing costs
             return CompiledGraph(make_runner(graph), graph, "eager", kernel_count=0,
                                  fallback_reason=reason)
         return CompiledGraph(namespace[_FUNCTION_NAME], graph, self.name,

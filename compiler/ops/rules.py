@@ -31,6 +31,16 @@ def with_shape(meta: Any, shape: Tuple[int, ...], what: str) -> TensorMeta:
     return TensorMeta(shape, meta.dtype, meta.kind, "A")
 
 
+def exact_or_shaped(op: Any, args: tuple, kwargs: dict, shape: Tuple[int, ...]) -> TensorMeta:
+    """The miniature evaluation, which is exact when every operand is already
+    no bigger than its miniature (0-d inputs, where NumPy's special cases such
+    as ``np.cumsum(0-d) -> (1,)`` live); else ``shape`` from the rule."""
+    meta = evaluate(op.fn, args, kwargs, op.name)
+    if all(d <= 1 for m in metas_in((args, kwargs)) for d in m.shape):
+        return meta
+    return with_shape(meta, shape, op.name)
+
+
 def reject_kwargs(op: Any, kwargs: dict, names: Sequence[str] = _FORBIDDEN_KWARGS) -> None:
     for name in names:
         if kwargs.get(name) is not None:
@@ -100,8 +110,8 @@ def reduction_rule(params: Sequence[str], *, cumulative: bool = False) -> Callab
             else:
                 shapes.normalize_axis(axis, max(array.ndim, 1), op.name)
                 shape = array.shape
-        else:
-            shape = shapes.reduce(array.shape, axis, bool(bound.get("keepdims", False)), op.name)
+            return exact_or_shaped(op, args, kwargs, shape)
+        shape = shapes.reduce(array.shape, axis, bool(bound.get("keepdims", False)), op.name)
         return with_shape(evaluate(op.fn, args, kwargs, op.name), shape, op.name)
     return rule
 
@@ -129,12 +139,12 @@ def view_rule(op: Any, args: tuple, kwargs: dict) -> Any:
 def same_shape_rule(op: Any, args: tuple, kwargs: dict) -> Any:
     array = first_array(op, args)
     reject_kwargs(op, kwargs, ("out",))
-    return with_shape(evaluate(op.fn, args, kwargs, op.name), array.shape, op.name)
+    return exact_or_shaped(op, args, kwargs, array.shape)
 
 
 def flatten_rule(op: Any, args: tuple, kwargs: dict) -> Any:
     array = first_array(op, args)
-    return with_shape(evaluate(op.fn, args, kwargs, op.name), (array.size,), op.name)
+    return exact_or_shaped(op, args, kwargs, (array.size,))
 
 
 def _sequence_of_arrays(op: Any, args: tuple) -> List[TensorMeta]:
@@ -200,6 +210,8 @@ def diff_rule(op: Any, args: tuple, kwargs: dict) -> Any:
     if "prepend" in bound or "append" in bound:
         return full_eval_rule(op, args, kwargs)
     n = shapes.as_index(bound.get("n", 1), op.name)
+    if n == 0:  # NumPy returns the input unchanged
+        return exact_or_shaped(op, args, kwargs, array.shape)
     if array.ndim == 0:
         raise Unsupported(f"{op.name}: diff requires input that is at least one dimensional")
     axis = shapes.normalize_axis(bound.get("axis", -1), array.ndim, op.name)
@@ -304,4 +316,4 @@ def sort_rule(op: Any, args: tuple, kwargs: dict) -> Any:
     else:
         shapes.normalize_axis(bound.get("axis", -1), max(array.ndim, 1), op.name)
         shape = array.shape
-    return with_shape(evaluate(op.fn, args, kwargs, op.name), shape, op.name)
+    return exact_or_shaped(op, args, kwargs, shape)

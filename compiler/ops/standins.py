@@ -114,12 +114,46 @@ def _extreme_values(dtype: np.dtype) -> List[Any]:
     return []
 
 
+# (fn, miniature key of the arguments) -> metadata: the result of a miniature
+# evaluation depends on nothing else, and tracing asks the same questions
+# over and over (x + y on float64 arrays).
+_CACHE: Dict[Any, Any] = {}
+_CACHE_LIMIT = 4096
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _key(value: Any) -> Any:
+    if isinstance(value, TensorMeta):
+        return ("meta", mini_shape(value.shape), value.dtype.str, value.kind)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(_key(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple((k, _key(value[k])) for k in sorted(value))
+    if isinstance(value, slice):
+        return ("slice", _key(value.start), _key(value.stop), _key(value.step))
+    if value is None or isinstance(value, (bool, int, float, complex, str, np.generic, np.dtype, type)):
+        return (type(value), value)
+    raise _Uncacheable
+
+
 def evaluate(fn: Callable, args: tuple, kwargs: Dict[str, Any], what: str) -> Any:
     """The metadata (dtype, kind, ndim; shape of the miniature) of ``fn`` on
     miniature stand-ins of the TensorMeta arguments."""
+    try:
+        key: Any = (id(fn), fn, _key(args), _key(kwargs))
+        cached = _CACHE.get(key)
+    except (_Uncacheable, TypeError):  # unhashable constants
+        key, cached = None, None
+    if cached is not None:
+        return cached
     result = meta_of_result(call_quietly(fn, map_metas(args, mini), map_metas(kwargs, mini)), what)
     if VALUE_BASED_CASTING:
         _check_value_independent(fn, args, kwargs, what, result)
+    if key is not None and len(_CACHE) < _CACHE_LIMIT:
+        _CACHE[key] = result
     return result
 
 

@@ -1,0 +1,191 @@
+"""Backends against plain NumPy, on one thread, side by side in one run.
+
+    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7]
+
+Workloads: two 8-op elementwise chains (arithmetic only, memory-bound; and
+one with np.sin, compute-bound) on 1M float64 and float32 elements, a
+softmax and a layer norm on 1024x1024 float64.  For each: the plain function,
+the eager backend and the numpy backend on the same captured graph (built
+here with the graph API, so the tracer is not part of the measurement).
+Times are the best of ``--repeat`` rounds, rounds interleaved so machine noise
+hits every contender alike.  The chain's plain figure is given twice: with
+named temporaries (what the tracer captures) and as one expression (where
+NumPy's own temporary elision helps the plain code).
+"""
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"  # before NumPy loads its BLAS
+
+import argparse  # noqa: E402
+import platform  # noqa: E402
+import sys  # noqa: E402
+import timeit  # noqa: E402
+from typing import Callable, Dict, List, Tuple  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import compiler.ops as ops  # noqa: E402
+from compiler.backends import get_backend  # noqa: E402
+from compiler.graph import Graph, Node, TensorMeta  # noqa: E402
+
+
+def arith_chain_plain(x):
+    a = x * 2.0
+    b = a + 1.0
+    c = b * x
+    d = c - 0.5
+    e = np.abs(d)
+    f = e * 1.5
+    g = f + x
+    return np.maximum(g, 0.0)
+
+
+def arith_chain_one_expression(x):
+    return np.maximum(np.abs((x * 2.0 + 1.0) * x - 0.5) * 1.5 + x, 0.0)
+
+
+def chain_plain(x):
+    a = x * 2.0
+    b = a + 1.0
+    c = np.sin(b)
+    d = c * c
+    e = d - 0.5
+    f = np.abs(e)
+    g = f * x
+    return g + 1.0
+
+
+def chain_one_expression(x):
+    t = np.sin(x * 2.0 + 1.0)
+    return np.abs(t * t - 0.5) * x + 1.0
+
+
+def softmax_plain(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def layer_norm_plain(x, w, b):
+    mu = x.mean(axis=-1, keepdims=True)
+    d = x - mu
+    var = (d * d).mean(axis=-1, keepdims=True)
+    return d / np.sqrt(var + 1e-5) * w + b
+
+
+class _Builder:
+    """Just enough of a tracer to write the graphs above by hand."""
+
+    def __init__(self) -> None:
+        self.graph = Graph()
+
+    def input(self, name: str, shape: Tuple[int, ...], dtype) -> Node:
+        return self.graph.placeholder(name, TensorMeta(shape, dtype))
+
+    def op(self, name: str, *args, **kwargs) -> Node:
+        return self.graph.call(ops.lookup_operator(name), args, kwargs)
+
+    def fn(self, fn, *args, **kwargs) -> Node:
+        return self.graph.call(ops.lookup_function(fn), args, kwargs)
+
+    def method(self, name: str, *args, **kwargs) -> Node:
+        return self.graph.call(ops.lookup_method(name), args, kwargs)
+
+    def done(self, *outputs: Node) -> Graph:
+        self.graph.output(outputs)
+        return self.graph
+
+
+def arith_chain_graph(size: int, dtype) -> Graph:
+    b = _Builder()
+    x = b.input("x", (size,), dtype)
+    e = b.fn(np.abs, b.op("sub", b.op("mul", b.op("add", b.op("mul", x, 2.0), 1.0), x), 0.5))
+    return b.done(b.fn(np.maximum, b.op("add", b.op("mul", e, 1.5), x), 0.0))
+
+
+def chain_graph(size: int, dtype) -> Graph:
+    b = _Builder()
+    x = b.input("x", (size,), dtype)
+    c = b.fn(np.sin, b.op("add", b.op("mul", x, 2.0), 1.0))
+    f = b.fn(np.abs, b.op("sub", b.op("mul", c, c), 0.5))
+    return b.done(b.op("add", b.op("mul", f, x), 1.0))
+
+
+def softmax_graph(shape: Tuple[int, int]) -> Graph:
+    b = _Builder()
+    x = b.input("x", shape, np.float64)
+    e = b.fn(np.exp, b.op("sub", x, b.method("max", x, axis=-1, keepdims=True)))
+    return b.done(b.op("truediv", e, b.method("sum", e, axis=-1, keepdims=True)))
+
+
+def layer_norm_graph(shape: Tuple[int, int]) -> Graph:
+    b = _Builder()
+    x = b.input("x", shape, np.float64)
+    w = b.input("w", shape[-1:], np.float64)
+    bias = b.input("b", shape[-1:], np.float64)
+    d = b.op("sub", x, b.method("mean", x, axis=-1, keepdims=True))
+    var = b.method("mean", b.op("mul", d, d), axis=-1, keepdims=True)
+    y = b.op("truediv", d, b.fn(np.sqrt, b.op("add", var, 1e-5)))
+    return b.done(b.op("add", b.op("mul", y, w), bias))
+
+
+def best_times(contenders: Dict[str, Callable[[], object]], repeat: int) -> Dict[str, float]:
+    """Best seconds per call of each contender, rounds interleaved."""
+    best = {name: float("inf") for name in contenders}
+    for fn in contenders.values():
+        fn()  # warm up (page in, caches)
+    for _ in range(repeat):
+        for name, fn in contenders.items():
+            number = 5
+            best[name] = min(best[name], timeit.timeit(fn, number=number) / number)
+    return best
+
+
+def run_case(title: str, graph: Graph, plain: Dict[str, Callable], inputs: List[np.ndarray],
+             repeat: int) -> None:
+    eager = get_backend("eager").compile(graph)
+    numpy_backend = get_backend("numpy").compile(graph)
+    reference = next(iter(plain.values()))(*inputs)
+    got = numpy_backend(*inputs)[0]
+    np.testing.assert_allclose(got, reference, rtol=1e-5 if got.dtype == np.float32 else 1e-12)
+    contenders = {name: (lambda fn=fn: fn(*inputs)) for name, fn in plain.items()}
+    contenders["eager backend"] = lambda: eager(*inputs)
+    contenders["numpy backend"] = lambda: numpy_backend(*inputs)
+    times = best_times(contenders, repeat)
+    print(f"\n{title}  (numpy backend: {numpy_backend.kernel_count} kernels for "
+          f"{len(graph.call_nodes)} ops)")
+    fused = times["numpy backend"]
+    for name, seconds in times.items():
+        ratio = "" if name == "numpy backend" else f"   numpy backend is {seconds / fused:5.2f}x faster"
+        print(f"  {name:28s} {seconds * 1e3:8.3f} ms{ratio}")
+
+
+def main(argv: List[str] = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7, help="rounds per contender (best is kept)")
+    args = parser.parse_args(argv)
+    print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
+          f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1)")
+    rng = np.random.default_rng(0)
+    for dtype in (np.float64, np.float32):
+        x = rng.standard_normal(1_000_000).astype(dtype)
+        run_case(f"8-op arithmetic chain, 1M {np.dtype(dtype).name}",
+                 arith_chain_graph(x.size, dtype),
+                 {"plain NumPy (named temps)": arith_chain_plain,
+                  "plain NumPy (one expression)": arith_chain_one_expression}, [x], args.repeat)
+        run_case(f"8-op chain with np.sin, 1M {np.dtype(dtype).name}", chain_graph(x.size, dtype),
+                 {"plain NumPy (named temps)": chain_plain,
+                  "plain NumPy (one expression)": chain_one_expression}, [x], args.repeat)
+    x = rng.standard_normal((1024, 1024))
+    run_case("softmax, 1024x1024 float64", softmax_graph(x.shape),
+             {"plain NumPy": softmax_plain}, [x], args.repeat)
+    w, bias = rng.standard_normal(1024), rng.standard_normal(1024)
+    run_case("layer norm, 1024x1024 float64", layer_norm_graph(x.shape),
+             {"plain NumPy": layer_norm_plain}, [x, w, bias], args.repeat)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

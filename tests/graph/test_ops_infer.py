@@ -1,0 +1,178 @@
+"""``OpInfo.infer`` agrees with NumPy: for every allow-listed op, on generated
+shapes, dtypes and arguments, the inferred (shape, dtype, kind) is what the
+real call returns, and a call NumPy rejects is refused with Unsupported."""
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import compiler.ops as ops
+from compiler.exc import Unsupported
+from compiler.graph import TensorMeta
+from compiler.ops.standins import VALUE_BASED_CASTING, map_metas
+from tests.graph.op_cases import builder_for
+
+ALL_OPS = ops.all_ops()
+# Examples per op; GRAPH_EXAMPLES=200 for a deeper run.
+EXAMPLES = int(os.environ.get("GRAPH_EXAMPLES", "25"))
+
+
+def _to_meta(value):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return TensorMeta.of(value)
+    if isinstance(value, tuple):
+        return tuple(_to_meta(v) for v in value)
+    if isinstance(value, list):
+        return [_to_meta(v) for v in value]
+    return value
+
+
+def _real_meta(result):
+    if isinstance(result, tuple):
+        return tuple(_real_meta(r) for r in result)
+    return TensorMeta.of(result)
+
+
+def _zeroed(value):
+    """The same arrays (shape, dtype, kind) filled with zeros."""
+    if isinstance(value, np.ndarray):
+        return np.zeros_like(value)
+    if isinstance(value, np.generic):
+        return value.dtype.type(0)
+    if isinstance(value, (tuple, list)):
+        return type(value)(_zeroed(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _zeroed(v) for k, v in value.items()}
+    return value
+
+
+def _same(inferred, real) -> bool:
+    if isinstance(real, tuple):
+        return isinstance(inferred, tuple) and len(inferred) == len(real) and \
+            all(_same(i, r) for i, r in zip(inferred, real))
+    return isinstance(inferred, TensorMeta) and inferred.same_value_type(real)
+
+
+def _run(op, args, kwargs):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return op.fn(*args, **kwargs)
+
+
+def test_allowlist_has_at_least_100_numpy_functions():
+    names = {op.name for op in ALL_OPS if op.name.startswith("numpy.")}
+    assert len(names) >= 100, sorted(names)
+
+
+@pytest.mark.parametrize("op", ALL_OPS, ids=[op.name for op in ALL_OPS])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_infer_matches_numpy(op, data):
+    args, kwargs = builder_for(op)(data.draw)
+    meta_args = _to_meta(args)
+    meta_kwargs = {k: _to_meta(v) for k, v in kwargs.items()}
+    try:
+        real = _real_meta(_run(op, args, kwargs))
+    except Exception:  # NumPy refuses these arguments (or returns no array)
+        try:
+            # an error that depends on the values (int ** negative int): the
+            # compiled graph raises it at run time, as the plain call does
+            real = _real_meta(_run(op, _zeroed(args), _zeroed(kwargs)))
+        except Exception:
+            with pytest.raises(Unsupported):
+                op.infer(*meta_args, **meta_kwargs)
+            return
+    try:
+        inferred = op.infer(*meta_args, **meta_kwargs)
+    except Unsupported as refusal:
+        # The only refusals allowed for a call NumPy accepts: a result shape
+        # that depends on the data, or a dtype that depends on a 0-d
+        # operand's value (NumPy 1.x value-based casting).
+        reason = str(refusal)
+        assert "data-dependent" in reason or (VALUE_BASED_CASTING and "value-based casting" in reason), \
+            f"{op.name} refused a valid call: {refusal}"
+        return
+    assert _same(inferred, real), f"{op.name}{args!r} {kwargs!r}: inferred {inferred}, real {real}"
+
+
+def test_every_op_has_an_argument_builder():
+    missing = []
+    for op in ALL_OPS:
+        try:
+            builder_for(op)
+        except KeyError:
+            missing.append(op.name)
+    assert not missing
+
+
+def test_value_dependent_dtype_is_refused_or_exact():
+    op = ops.lookup_function(np.add)
+    x, zero_d = TensorMeta((3,), np.int8), TensorMeta((), np.int64)
+    if VALUE_BASED_CASTING:
+        with pytest.raises(Unsupported, match="value-based casting"):
+            op.infer(x, zero_d)
+    else:
+        assert op.infer(x, zero_d).dtype == np.result_type(np.int8, np.int64)
+
+
+@pytest.mark.parametrize("index", [[0, 1], np.array([True]), (slice(None), [1])])
+def test_getitem_with_data_dependent_index_is_unsupported(index):
+    with pytest.raises(Unsupported, match="data-dependent"):
+        ops.lookup_operator("getitem").infer(TensorMeta((3, 3), np.float64), index)
+
+
+def test_broadcast_mismatch_names_the_shapes():
+    with pytest.raises(Unsupported, match=r"\(3,\) \(4,\)"):
+        ops.lookup_function(np.add).infer(TensorMeta((3,), np.float64), TensorMeta((4,), np.float64))
+
+
+@pytest.mark.parametrize("kwargs", [{"out": TensorMeta((3,), np.float64)}, {"where": True}])
+def test_out_and_where_keywords_are_unsupported(kwargs):
+    with pytest.raises(Unsupported, match="not supported in a graph"):
+        ops.lookup_function(np.add).infer(TensorMeta((3,), np.float64), 1.0, **kwargs)
+
+
+def test_aliases_share_the_canonical_name():
+    assert ops.lookup_function(np.abs).name == "numpy.absolute"
+    assert ops.lookup_function(np.amax).name == ops.lookup_function(np.max).name == "numpy.max"
+    assert ops.lookup_function(np.around).name == "numpy.round"
+    assert ops.lookup_function(np.mod).name == "numpy.remainder"
+
+
+def test_empty_like_is_not_allow_listed():
+    # its contents are whatever memory held: a compiled result could differ
+    assert ops.lookup_function(np.empty_like) is None
+    assert ops.lookup_function(np.empty) is None
+
+
+def test_lookup_operator_unknown_name_lists_accepted():
+    with pytest.raises(KeyError, match="accepted: .*add"):
+        ops.lookup_operator("spaceship")
+
+
+def test_attributes():
+    assert {"shape", "ndim", "dtype", "size", "itemsize", "nbytes"} == ops.ARRAY_ATTRIBUTES
+    for name in ("T", "real", "imag"):
+        assert ops.lookup_attribute(name) is ops.lookup_method(name)
+    assert ops.lookup_attribute("sum") is None
+    meta = ops.lookup_method("T").infer(TensorMeta((2, 3), np.float32))
+    assert (meta.shape, meta.dtype) == ((3, 2), np.float32)
+
+
+def test_allow_in_graph_infers_by_running_on_stand_ins():
+    def double_rows(x):
+        return np.concatenate([x, x], axis=0)
+    op = ops.allow_in_graph(double_rows)
+    try:
+        assert ops.lookup_function(double_rows) is op
+        assert op.name.endswith("double_rows")
+        meta = op.infer(TensorMeta((2, 5), np.int16))
+        assert (meta.shape, meta.dtype, meta.kind) == ((4, 5), np.int16, "array")
+    finally:
+        ops.remove_function(double_rows)
+    assert ops.lookup_function(double_rows) is None
