@@ -95,6 +95,8 @@ class InstructionTranslatorBase:
         self.current: Optional[Instruction] = None
         self.kw_names: Optional[tuple] = None
         self.yielded: Optional[List[VariableTracker]] = None
+        # Exceptions being handled (innermost last), as sys.exc_info() would report them.
+        self.exc_info: List[VariableTracker] = []
         self.steps = 0
 
     # -- stack helpers ----------------------------------------------------
@@ -260,12 +262,43 @@ class InstructionTranslatorBase:
             raise self.locate(e)
 
     def handle_exception(self, e: TracedException) -> None:
-        """A Python exception raised by the program: until exception handling is traced,
-        the frame runs natively (where the real exception is raised or handled)."""
-        exc = e.exc
-        inside = bool(self.block_stack) or (self.current is not None and self.current.exc is not None)
-        kind = "inside a try block (exception handling is not traced yet)" if inside else ""
-        raise self.unsupported(f"the traced code raises {type(exc).__name__}: {exc} {kind}".strip())
+        """A Python exception raised by the program: jump to the handler that catches it in
+        this frame, or let it leave the frame."""
+        from .variables.builtins import ExceptionVariable
+        exc_var = ExceptionVariable(e.exc)
+        if self.table.fact("exception_table"):
+            handler = self.current.exc if self.current is not None else None
+            if handler is None:
+                return self.propagate(e)
+            del self.stack[handler.depth:]
+            if handler.lasti:
+                self.push(ConstantVariable(self.current.offset or 0))
+            self.push(exc_var)
+            self.jump_to(handler.target)
+            return
+        while self.block_stack:
+            kind, target, depth = self.block_stack.pop()
+            if kind == "except_handler":
+                # Leaving an active handler: its saved exception state goes with it.
+                del self.stack[depth:]
+                if self.exc_info:
+                    self.exc_info.pop()
+                continue
+            del self.stack[depth:]
+            self.block_stack.append(("except_handler", None, len(self.stack)))
+            previous = self.exc_info[-1] if self.exc_info else None
+            none = ConstantVariable(None)
+            # previous exception (traceback, value, type), then the new one, type on top
+            self.stack += [none, previous or none,
+                           ConstantVariable(previous.python_type()) if previous is not None else none]
+            self.stack += [none, exc_var, ConstantVariable(type(e.exc))]
+            self.exc_info.append(exc_var)
+            self.jump_to(target)
+            return
+        self.propagate(e)
+
+    def propagate(self, e: TracedException) -> None:
+        raise e
 
     def do_return(self, value: VariableTracker) -> None:
         raise _Return(value)
@@ -314,6 +347,11 @@ class InstructionTranslator(InstructionTranslatorBase):
     def flush_segment(self) -> None:
         self.ir_opcodes.update(self._segment)
         self._segment = []
+
+    def propagate(self, e: TracedException) -> None:
+        exc = e.exc
+        raise self.unsupported(f"the traced code raises {type(exc).__name__}: {exc} "
+                               "(an exception leaving the frame: it runs natively)")
 
     @property
     def ir_count(self) -> int:

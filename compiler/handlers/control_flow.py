@@ -10,7 +10,7 @@ from . import handler
 from ..variables.constant import ConstantVariable
 
 
-@handler("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD")
+@handler("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
 def jump(tx, inst):
     tx.jump_to(inst.target)
 

@@ -1,14 +1,22 @@
-"""try/except/finally and with blocks whose bodies do not raise.
+"""try/except/finally, raise, and with blocks.
 
-On 3.8-3.10 the block stack is tracked (SETUP_FINALLY / SETUP_WITH push a
-block, POP_BLOCK pops it); on 3.11+ exception handling is zero-cost, so the
-normal path needs nothing.  An exception raised inside a protected region is
-not traced yet: the tracer reports it (the frame runs natively).
+Exceptions raised by the traced program (``raise``, a failing dict lookup, an
+assert) are traced as control flow when a handler in the frame catches them.
+Where handlers come from is the table fact ``exception_table``: 3.11+ reads
+the handler off the raising instruction (``inst.exc``, from
+``co_exceptiontable``); 3.8-3.10 unwinds the block stack that SETUP_FINALLY /
+SETUP_WITH pushed.  An exception that leaves the compiled frame makes the
+frame run natively (where the real exception is raised).
 """
 from __future__ import annotations
 
 from . import handler
 from ..variables.constant import ConstantVariable
+
+
+def _null():
+    from ..tracer import NULL
+    return NULL
 
 
 def _enter(tx):
@@ -17,6 +25,23 @@ def _enter(tx):
     entered = manager.getattr(tx, "__enter__").call(tx, [], {})
     return exit_fn, entered
 
+
+def _exception_matches(tx, exc_var, classes_var) -> bool:
+    from ..variables.builtins import isinstance_of_type
+    if not classes_var.is_python_constant():
+        raise tx.unsupported(f"except clause with {classes_var.describe()}")
+    classes = classes_var.as_python_constant()
+    return isinstance_of_type(exc_var.python_type(), classes)
+
+
+def _reraise(tx, exc_var):
+    from ..variables.builtins import ExceptionVariable
+    if not isinstance(exc_var, ExceptionVariable):
+        raise tx.unsupported(f"re-raise of {exc_var.describe()}")
+    tx.raise_python_exception(exc_var.exc)
+
+
+# -- block stack (3.8-3.10) ---------------------------------------------------
 
 @handler("SETUP_FINALLY", "SETUP_ASYNC_WITH", stack_effect_exempt=True)
 def setup_finally(tx, inst):
@@ -33,13 +58,6 @@ def setup_with(tx, inst):
     tx.push(entered)
 
 
-@handler("BEFORE_WITH")
-def before_with(tx, inst):
-    exit_fn, entered = _enter(tx)
-    tx.push(exit_fn)
-    tx.push(entered)
-
-
 @handler("POP_BLOCK")
 def pop_block(tx, inst):
     tx.block_stack.pop()
@@ -47,28 +65,43 @@ def pop_block(tx, inst):
 
 @handler("BEGIN_FINALLY", stack_effect_exempt=True)
 def begin_finally(tx, inst):
-    from ..tracer import NULL
-    tx.push(NULL)  # "no exception": END_FINALLY pops it and falls through
+    tx.push(_null())  # "no exception": END_FINALLY pops it and falls through
+
+
+class _ReturnAddress(ConstantVariable):
+    """3.8's CALL_FINALLY pushes where to continue after the finally block."""
+
+
+@handler("CALL_FINALLY", stack_effect_exempt=True)
+def call_finally(tx, inst):
+    tx.push(_ReturnAddress(tx.ip))
+    tx.jump_to(inst.target)
 
 
 @handler("END_FINALLY", stack_effect_exempt=True)
 def end_finally(tx, inst):
-    from ..tracer import NULL
     top = tx.pop()
-    if top is not NULL and not (top.is_python_constant() and top.as_python_constant() is None):
-        raise tx.unsupported("finally block left by an exception or a jump (not traced yet)")
+    if top is _null() or (top.is_python_constant() and top.as_python_constant() is None):
+        return
+    if isinstance(top, _ReturnAddress):
+        tx.ip = top.value
+        return
+    if top.is_python_constant() and isinstance(top.as_python_constant(), type):
+        value = tx.pop()
+        tx.pop()  # traceback
+        _reraise(tx, value)
+    raise tx.unsupported("finally block left by return, break or continue (not traced yet)")
 
 
 @handler("WITH_CLEANUP_START", stack_effect_exempt=True)
 def with_cleanup_start(tx, inst):
-    from ..tracer import NULL
     top = tx.pop()
-    if top is not NULL:
+    if top is not _null():
         raise tx.unsupported("with block left by an exception (not traced yet)")
     exit_fn = tx.pop()
     none = ConstantVariable(None)
     result = exit_fn.call(tx, [none, none, none], {})
-    tx.push(NULL)
+    tx.push(_null())
     tx.push(result)
 
 
@@ -77,18 +110,76 @@ def with_cleanup_finish(tx, inst):
     tx.pop()
 
 
+@handler("JUMP_IF_NOT_EXC_MATCH")
+def jump_if_not_exc_match(tx, inst):
+    classes = tx.pop()
+    exc_type = tx.pop()
+    from ..variables.builtins import isinstance_of_type
+    if not isinstance_of_type(exc_type.as_python_constant(), classes.as_python_constant()):
+        tx.jump_to(inst.target)
+
+
+# -- 3.11+ handlers -------------------------------------------------------------
+
+@handler("BEFORE_WITH")
+def before_with(tx, inst):
+    exit_fn, entered = _enter(tx)
+    tx.push(exit_fn)
+    tx.push(entered)
+
+
+@handler("PUSH_EXC_INFO")
+def push_exc_info(tx, inst):
+    value = tx.pop()
+    tx.push(tx.exc_info[-1] if tx.exc_info else ConstantVariable(None))
+    tx.push(value)
+    tx.exc_info.append(value)
+
+
+@handler("CHECK_EXC_MATCH")
+def check_exc_match(tx, inst):
+    classes = tx.pop()
+    tx.push(ConstantVariable(_exception_matches(tx, tx.peek(), classes)))
+
+
+# -- both -----------------------------------------------------------------------
+
+@handler("POP_EXCEPT", stack_effect_exempt=True)
+def pop_except(tx, inst):
+    if tx.table.fact("exception_table"):
+        tx.pop()  # the previous exception, restored
+    else:
+        kind, _target, _depth = tx.block_stack.pop()
+        if kind != "except_handler":
+            raise tx.unsupported("POP_EXCEPT outside an exception handler")
+        tx.popn(3)  # the previous exception's (traceback, value, type)
+    if tx.exc_info:
+        tx.exc_info.pop()
+
+
+@handler("RERAISE", stack_effect_exempt=True)
+def reraise(tx, inst):
+    if tx.table.fact("exception_table"):
+        value = tx.pop()
+    else:
+        tx.pop()  # type
+        value = tx.pop()
+        tx.pop()  # traceback
+    _reraise(tx, value)
+
+
 @handler("RAISE_VARARGS")
 def raise_varargs(tx, inst):
     from ..variables.builtins import BuiltinVariable, ExceptionVariable
     if inst.argval == 0:
-        raise tx.unsupported("bare raise (re-raise) outside a traced handler")
+        if not tx.exc_info:
+            raise tx.unsupported("bare raise outside an exception handler")
+        _reraise(tx, tx.exc_info[-1])
     if inst.argval == 2:
-        tx.pop()  # the cause
+        tx.pop()  # the cause: __cause__ is not modelled, but the raise is
     value = tx.pop()
-    if isinstance(value, ExceptionVariable):
-        exc = value.make()
-    elif isinstance(value, BuiltinVariable) and isinstance(value.fn, type) and issubclass(value.fn, BaseException):
-        exc = value.fn()
-    else:
+    if isinstance(value, BuiltinVariable) and isinstance(value.fn, type) and issubclass(value.fn, BaseException):
+        value = ExceptionVariable.create(tx, value.fn, [])
+    if not isinstance(value, ExceptionVariable):
         raise tx.unsupported(f"raise of {value.describe()}")
-    tx.raise_python_exception(exc)
+    tx.raise_python_exception(value.exc)

@@ -71,7 +71,8 @@ def compare(tx, inst):
         result = is_op(tx, a, b)
         tx.push(ConstantVariable(result if op == "is" else not result))
     elif op == "exception match":
-        raise tx.unsupported("exception matching (exception handling is not traced yet)")
+        from ..variables.builtins import isinstance_of_type
+        tx.push(ConstantVariable(isinstance_of_type(a.as_python_constant(), b.as_python_constant())))
     else:
         tx.push(compare_op(tx, SYMBOLS[op], a, b))
 

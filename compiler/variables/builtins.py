@@ -72,7 +72,9 @@ class BuiltinVariable(VariableTracker):
                 or isinstance(fn, type) and issubclass(fn, BaseException)):
             from .builder import wrap_constant_result
             if isinstance(fn, type) and issubclass(fn, BaseException):
-                return ExceptionVariable(fn, constants_of(args))
+                if kwargs:
+                    raise Unsupported(f"{fn.__name__}() with keyword arguments")
+                return ExceptionVariable.create(tx, fn, constants_of(args))
             value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
             return wrap_constant_result(value)
         if isinstance(fn, type) and issubclass(fn, BaseException):
@@ -90,21 +92,47 @@ class BuiltinVariable(VariableTracker):
 
 
 class ExceptionVariable(VariableTracker):
-    """An exception instance built by the traced code (to be raised)."""
+    """An exception instance of the traced program (made by it, or caught by it).
 
-    def __init__(self, cls: type, args: List[Any]) -> None:
+    Instances are made at trace time only for classes whose construction runs no user
+    code (``__init__``/``__new__`` inherited from the builtin exceptions)."""
+
+    def __init__(self, exc: BaseException) -> None:
         super().__init__(None)
-        self.cls = cls
-        self.args = args
+        self.exc = exc
+
+    @staticmethod
+    def create(tx, cls: type, args: List[Any]) -> "ExceptionVariable":
+        for klass in cls.__mro__:
+            if klass.__module__ == "builtins":
+                break
+            if "__init__" in vars(klass) or "__new__" in vars(klass):
+                raise Unsupported(f"exception class {cls.__qualname__} with its own __init__/__new__")
+        return ExceptionVariable(tx.run_constant(cls, list(args), {}))
 
     def describe(self) -> str:
-        return f"exception {self.cls.__name__}"
+        return f"exception {type(self.exc).__name__}"
 
     def python_type(self) -> type:
-        return self.cls
+        return type(self.exc)
 
-    def make(self) -> BaseException:
-        return self.cls(*self.args)
+    def is_python_constant(self) -> bool:
+        return True  # immutable as far as the trace goes: str(e), e.args, isinstance
+
+    def as_python_constant(self) -> Any:
+        return self.exc
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if name in ("args", "__class__") or not name.startswith("_"):
+            from .builder import wrap_constant_result
+            try:
+                return wrap_constant_result(getattr(self.exc, name))
+            except AttributeError as e:
+                tx.raise_python_exception(e)
+        return super().getattr(tx, name)
+
+    def reconstruct(self, cg) -> str:
+        raise Unsupported("returning an exception object out of the compiled frame")
 
 
 def _is_array(var: VariableTracker) -> bool:
