@@ -15,7 +15,7 @@ from typing import Dict, List
 from compiler.backends.base import Backend, CompiledGraph, LoweringError
 from compiler.backends.eager import EagerBackend
 from compiler.backends.numpy_codegen import NumpyBackend
-from compiler.backends.triton_codegen import TritonBackend
+from compiler.backends.triton import TritonBackend
 
 _BACKENDS: Dict[str, Backend] = {b.name: b for b in (EagerBackend(), NumpyBackend(), TritonBackend())}
 
