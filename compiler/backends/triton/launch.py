@@ -142,20 +142,27 @@ def check_inputs(program: Program, inputs: Sequence[Any]) -> List[np.ndarray]:
     return arrays
 
 
-def run_program(program: Program, inputs: Sequence[Any], device: DeviceArrays,
-                kernels: Any) -> Tuple[Any, ...]:
-    """Launch ``program``'s kernels (functions of module ``kernels``) on ``device``."""
-    arrays = check_inputs(program, inputs)
+def allocate(program: Program, arrays: Sequence[np.ndarray], device: DeviceArrays) -> Dict[str, Any]:
+    """Device buffers for every buffer of ``program``, inputs uploaded."""
     buffers: Dict[str, Any] = {}
     for name, array in zip(program.inputs, arrays):
         buffers[name] = device.upload(array)
     for name, spec in program.buffers.items():
         if name not in buffers:
             buffers[name] = device.empty(tuple(spec.shape), np.dtype(spec.dtype))
+    return buffers
+
+
+def launch(program: Program, buffers: Dict[str, Any], kernels: Any) -> None:
+    """Launch every kernel once, in order (asynchronously on a GPU)."""
     for kernel in program.kernels:
         function = getattr(kernels, kernel.name)
         args = [buffers[name] for name in kernel.buffers]
         function[(kernel.grid,)](*args, BLOCK=kernel.block, num_warps=kernel.num_warps)
+
+
+def collect(program: Program, buffers: Dict[str, Any], device: DeviceArrays) -> Tuple[Any, ...]:
+    """The graph's outputs as NumPy values (arrays, or NumPy scalars where the graph has them)."""
     device.synchronize()
     results = []
     for name, kind in program.outputs:
@@ -163,3 +170,11 @@ def run_program(program: Program, inputs: Sequence[Any], device: DeviceArrays,
         array = device.download(buffers[name], tuple(spec.shape), np.dtype(spec.dtype))
         results.append(array[()] if kind == "scalar" else array)
     return tuple(results)
+
+
+def run_program(program: Program, inputs: Sequence[Any], device: DeviceArrays,
+                kernels: Any) -> Tuple[Any, ...]:
+    """Launch ``program``'s kernels (functions of module ``kernels``) on ``device``."""
+    buffers = allocate(program, check_inputs(program, inputs), device)
+    launch(program, buffers, kernels)
+    return collect(program, buffers, device)
