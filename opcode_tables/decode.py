@@ -21,6 +21,13 @@ from .linetable import CODE_UNIT, read_line_info
 from .spec import VersionTable
 
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
+# Flag bits (table fact "arg_flags") that Instruction exposes as booleans;
+# others (3.12 LOAD_SUPER_ATTR's two_arg) stay packed in ``arg`` only.
+_FLAG_FIELDS = ("push_null", "is_method")
+
+
+class DecodeError(ValueError):
+    """The code object does not match the running interpreter's table."""
 
 
 class ExceptionRange(NamedTuple):
@@ -94,7 +101,7 @@ def _walk_code_units(raw: bytes, table: VersionTable) -> List[_RawInstruction]:
         name = dis.opname[opcode]
         spec = table.opcodes.get(name)
         if spec is None:
-            raise ValueError(f"opcode {name} ({opcode}) at offset {i} is not in the table of CPython "
+            raise DecodeError(f"opcode {name} ({opcode}) at offset {i} is not in the table of CPython "
                              f"{table.version[0]}.{table.version[1]}; add a row to opcode_tables")
         found.append(_RawInstruction(prefix_start if prefixes else i, i, opcode, arg, prefixes))
         ext, prefixes = 0, 0
@@ -138,7 +145,7 @@ def decode(code: CodeType, table: Optional[VersionTable] = None) -> Decoded:
         if raw.prefixes and info.lines[raw.prefix_start // CODE_UNIT] != inst.line:
             inst.ext_line = info.lines[raw.prefix_start // CODE_UNIT]
         for bit, flag in enumerate(arg_flags.get(name, ())):
-            if flag in ("push_null", "is_method"):
+            if flag in _FLAG_FIELDS:
                 setattr(inst, flag, bool((raw.arg >> bit) & 1))
         instructions.append(inst)
         by_offset[raw.prefix_start] = inst
@@ -152,10 +159,10 @@ def decode(code: CodeType, table: Optional[VersionTable] = None) -> Decoded:
         where = _jump_target_offset(inst, spec.jump, spec.caches, unit)
         target = by_offset.get(where)
         if target is None:
-            raise ValueError(f"{code.co_qualname if hasattr(code, 'co_qualname') else code.co_name}: "
+            raise DecodeError(f"{getattr(code, 'co_qualname', code.co_name)}: "
                              f"{inst.opname} at {inst.offset} jumps to {where}, which starts no instruction")
         if isinstance(inst.argval, int) and inst.argval != where:
-            raise AssertionError(f"table row {inst.opname} of {table.version} disagrees with dis about the "
+            raise DecodeError(f"table row {inst.opname} of {table.version} disagrees with dis about the "
                                  f"jump target at offset {inst.offset}: {where} vs {inst.argval}")
         inst.target = target
 
@@ -170,7 +177,7 @@ def _attach_exception_handlers(code: CodeType, raws: List[_RawInstruction],
     for entry in parse_exception_table(code.co_exceptiontable):
         target = by_offset.get(entry.target)
         if target is None:
-            raise ValueError(f"{code.co_name}: exception handler at {entry.target} starts no instruction")
+            raise DecodeError(f"{code.co_name}: exception handler at {entry.target} starts no instruction")
         handler = ExcHandler(target=target, depth=entry.depth, lasti=entry.lasti)
         first = bisect.bisect_left(starts, entry.start)
         last = bisect.bisect_left(starts, entry.end)
@@ -228,5 +235,6 @@ def decode_cached(code: CodeType) -> Decoded:
     if hit is not None and hit[0]() is code:
         return hit[1]
     decoded = decode(code)
-    _cache[key] = (weakref.ref(code, lambda _ref, key=key: _cache.pop(key, None)), decoded)
+    # The callback holds the dict itself: module globals are gone at interpreter exit.
+    _cache[key] = (weakref.ref(code, lambda _ref, key=key, cache=_cache: cache.pop(key, None)), decoded)
     return decoded

@@ -68,6 +68,24 @@ def create_call_function(nargs: int, push_null: bool, table: Optional[VersionTab
     return out
 
 
+def create_pop_jump_if(value: bool, target: Instruction,
+                       table: Optional[VersionTable] = None) -> List[Instruction]:
+    """Pop the top of stack and jump to ``target`` if its truth is ``value``.
+
+    Where conditional jumps need an exact bool (TO_BOOL exists), the truth
+    test comes first.  The direction is fixed by the assembler where the
+    version spells it in the opname.
+    """
+    table = _table(table)
+    suffix = "TRUE" if value else "FALSE"
+    out = [create_instruction("TO_BOOL")] if "TO_BOOL" in table else []
+    for name in (f"POP_JUMP_IF_{suffix}", f"POP_JUMP_FORWARD_IF_{suffix}"):
+        if name in table:
+            out.append(create_instruction(name, target=target))
+            return out
+    raise ValueError(f"no conditional jump on {suffix} in the table of CPython {table.version}")
+
+
 def body_start(instructions: List[Instruction], table: Optional[VersionTable] = None) -> int:
     """Index of the first instruction after the frame prologue (where inserted code may go)."""
     prologue = _table(table).fact("frame_prologue")

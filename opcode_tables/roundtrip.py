@@ -75,7 +75,7 @@ def _qualname(code: CodeType) -> str:
     return getattr(code, "co_qualname", code.co_name)
 
 
-def _line_view(code: CodeType, fmt: str) -> list:
+def line_view(code: CodeType, fmt: str) -> list:
     return list(dis.findlinestarts(code)) if fmt == "lnotab" else list(code.co_lines())
 
 
@@ -104,7 +104,7 @@ def check_code(code: CodeType, path: str, table: VersionTable) -> Outcome:
         differences.append("exception table")
     field = TABLE_FIELD[fmt]
     if getattr(code, field) != getattr(rebuilt, field):
-        if _line_view(code, fmt) != _line_view(rebuilt, fmt):
+        if line_view(code, fmt) != line_view(rebuilt, fmt):
             differences.append("findlinestarts" if fmt == "lnotab" else "co_lines()")
         if fmt == "locations" and list(code.co_positions()) != list(rebuilt.co_positions()):
             differences.append("co_positions()")
@@ -154,9 +154,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     table = current_table()
     paths = (stdlib_sources() if args.stdlib else []) + module_sources(args.modules)
-    began = time.perf_counter()
+    began, began_cpu = time.perf_counter(), time.process_time()
     outcomes, uncompilable = run(paths, table)
-    elapsed = time.perf_counter() - began
+    elapsed, cpu = time.perf_counter() - began, time.process_time() - began_cpu
 
     failed = [o for o in outcomes if o.differences]
     over = [o for o in outcomes if not o.differences and o.our_stacksize is not None
@@ -164,7 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     identical = len(outcomes) - len(failed)
     version = f"{table.version[0]}.{table.version[1]}"
     print(f"roundtrip on CPython {version}: {len(paths) - len(uncompilable)} files, "
-          f"{len(outcomes)} code objects in {elapsed:.1f} s")
+          f"{len(outcomes)} code objects in {elapsed:.1f} s ({cpu:.1f} s CPU)")
     if uncompilable:
         print(f"skipped {len(uncompilable)} files this interpreter cannot compile "
               f"(test data with invalid syntax), e.g. {os.path.basename(uncompilable[0])}")
@@ -175,7 +175,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for outcome in over[:args.show]:
         print(f"  over-estimate {outcome.where}: CPython {outcome.cpython_stacksize}, "
               f"flow analysis {outcome.our_stacksize}")
-    print(f"co_stacksize over-estimated by CPython: {len(over)} (CPython sized the stack on code "
-          f"its optimizer later shrank; no path of the final bytecode needs it)")
+    print(f"co_stacksize over-estimated by CPython: {len(over)} (CPython sized the stack on an "
+          f"earlier form of the code: before folding constant tuples, or with handler code that the "
+          f"final exception table no longer reaches; no path of the final bytecode needs it)")
     print(f"roundtrip: {identical}/{len(outcomes)} identical")
     return 1 if failed else 0
