@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 from typing import Dict, List
 
@@ -78,3 +79,90 @@ def tests(session: nox.Session) -> None:
     args = session.posargs or ["-n", "2", "-q"]
     session.run("python", "-m", "pytest", *args,
                 env={"TRITON_CACHE_DIR": str(CACHE / "triton" / session.name)})
+
+
+# --------------------------------------------------------------------------- the matrix
+# `nox -s matrix`: one session per interpreter found x backend writes a cell file,
+# then `report` (notified) merges them into reports/index.html and fails, after
+# rendering, if any cell regressed against its baseline or failed.
+# `nox -s matrix -- --accept` rewrites matrix/baselines/ from this run, on purpose.
+# `nox -s nightly`: the same cells against NumPy's newest pre-release (reports/nightly/).
+BACKENDS = ["eager", "numpy", "triton"]
+REPORTS = ROOT / "reports"
+# NumPy's nightly wheels; `--pre` alone would only find release candidates on PyPI.
+NUMPY_NIGHTLY_INDEX = os.environ.get(
+    "TRACEMATRIX_NUMPY_INDEX", "https://pypi.anaconda.org/scientific-python-nightly-wheels/simple")
+# Shared by every cell of one nox invocation; the report merges only that run's cells.
+RUN_ID = os.environ.setdefault(
+    "TRACEMATRIX_RUN_ID", f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{os.getpid()}")
+# Results folder -> report folder, for each kind of cell session that ran in this invocation.
+_CELLS_RAN: Dict[Path, Path] = {}
+REPORT_PYTHON = PYTHONS[-1]
+
+
+def _install_once(session: nox.Session, extras: str) -> None:
+    """`_install`, skipped when this venv already has the same pyproject.toml and extras
+    (a warm `nox -s matrix` then spends its time on the cells, not on 18 editable builds)."""
+    stamp_text = f"{extras} {(ROOT / 'pyproject.toml').read_text()}"
+    location = getattr(session.virtualenv, "location", None)
+    stamp = Path(location) / ".tracematrix-install" if location else None
+    if stamp is not None and stamp.exists() and stamp.read_text() == stamp_text:
+        return
+    _install(session, extras)
+    if stamp is not None:
+        stamp.write_text(stamp_text)
+
+
+def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, nightly: bool = False) -> None:
+    """Run one cell; exits 0 whatever the metrics say (the report session judges)."""
+    # The cell runner needs numpy and the project only; the triton cell also Triton.
+    extras = "gpu" if backend == "triton" and not os.environ.get("TRACEMATRIX_NO_TRITON") else ""
+    _install_once(session, extras)
+    if nightly:
+        try:
+            session.install("--pre", "--upgrade", "--extra-index-url", NUMPY_NIGHTLY_INDEX, "numpy")
+        except nox.command.CommandFailed:
+            session.warn(f"no NumPy pre-release for Python {session.python}; this cell runs the newest release")
+    _CELLS_RAN[results] = out
+    session.notify("report")
+    args = ["python", "-m", "matrix", "run", "--backend", backend,
+            "--out", str(results / f"{session.python}-{backend}.json")]
+    if "--accept" in session.posargs:
+        if nightly:
+            session.error("--accept is for `nox -s matrix`; nightly cells never rewrite baselines")
+        args.append("--accept")
+    session.run(*args, env={"TRITON_CACHE_DIR": str(CACHE / "triton" / session.name)})
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("backend", BACKENDS)
+def matrix(session: nox.Session, backend: str) -> None:
+    """One cell of the IR-count matrix (this interpreter x backend); `report` follows."""
+    _cell(session, backend, REPORTS / "results", REPORTS)
+
+
+@nox.session(python=PYTHONS)
+@nox.parametrize("backend", BACKENDS)
+def nightly(session: nox.Session, backend: str) -> None:
+    """One cell against NumPy's newest pre-release (nightly wheels); report in reports/nightly/."""
+    _cell(session, backend, REPORTS / "nightly" / "results", REPORTS / "nightly", nightly=True)
+
+
+@nox.session(python=REPORT_PYTHON)
+def report(session: nox.Session) -> None:
+    """Merge the cells and render the report; fails after rendering on any regression or failure."""
+    _install_once(session, "report")
+    targets = dict(_CELLS_RAN) or {REPORTS / "results": REPORTS}
+    failed = []
+    for results, out in targets.items():
+        args = ["python", "-m", "matrix", "report", *sorted(str(p) for p in results.glob("*.json")),
+                "--out", str(out), "--backends", ",".join(BACKENDS)]
+        args += [f"--missing={version}" for version in INTERPRETERS["missing"]]
+        if _CELLS_RAN:  # cells of this invocation only, not stale files of an earlier run
+            args += ["--run-id", RUN_ID]
+        try:
+            session.run(*args)
+        except nox.command.CommandFailed:
+            failed.append(str(out / "index.html"))
+    if failed:
+        session.error(f"regressions or failures; see {', '.join(failed)}")

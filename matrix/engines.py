@@ -14,12 +14,19 @@ from matrix import schema
 
 
 class BackendState:
-    """Whether a backend can run here; `run_as` is the backend cases actually use."""
+    """Whether a backend can run here.
 
-    def __init__(self, cell_status: str, run_as: Optional[str], note: Optional[str] = None) -> None:
+    `run_as` is the backend the cases run on (None: the cell runs nothing); `probe`, when
+    set, is a backend that can compile but not execute here (a GPU backend without a GPU):
+    its kernel counts are still collected, compile-only.
+    """
+
+    def __init__(self, cell_status: str, run_as: Optional[str], note: Optional[str] = None,
+                 probe: Optional[str] = None) -> None:
         self.cell_status = cell_status
         self.run_as = run_as
         self.note = note
+        self.probe = probe
 
 
 def _event_dict(event: Any) -> Dict[str, Any]:
@@ -34,7 +41,18 @@ def _event_dict(event: Any) -> Dict[str, Any]:
 
 def _needs_gpu(reason: str) -> bool:
     lowered = reason.lower()
-    return any(word in lowered for word in ("gpu", "cuda", "device", "driver"))
+    return "no gpu" in lowered or "cuda device" in lowered
+
+
+def _reason(backend: Any) -> str:
+    found = getattr(backend, "unavailable_reason", None)
+    if callable(found):
+        found = found()
+    return str(found or "not in available_backends()")
+
+
+def _warm_up_function(x: Any) -> Any:
+    return (x * 2.0 + 1.0).sum()
 
 
 class CompilerEngine:
@@ -45,25 +63,33 @@ class CompilerEngine:
         self.backends = importlib.import_module("compiler.backends")
 
     def backend_state(self, name: str) -> BackendState:
-        """Cell status for backend `name`; a GPU backend without a GPU still traces on eager."""
+        """Cell status for backend `name`.
+
+        A GPU backend without a GPU: the suite runs on eager (tracing, graphs, guards and
+        results are still checked) and the GPU backend is probed compile-only for its
+        kernel counts.
+        """
         try:
             available = list(self.backends.available_backends())
-        except Exception as err:  # the compiler's own bug must not stop the cell
-            return BackendState(f"{schema.CELL_ERROR_PREFIX}available_backends() failed: {err}", None)
-        if name in available:
-            return BackendState(schema.CELL_OK, name)
-        try:
-            backend = self.backends.get_backend(name)
-        except Exception as err:
-            reason = str(err) or type(err).__name__
-            if _needs_gpu(reason):
-                return BackendState(schema.CELL_NO_GPU, "eager", reason)
-            return BackendState(schema.CELL_UNAVAILABLE_PREFIX + reason, None)
-        reason = str(getattr(backend, "unavailable_reason", None) or
-                     getattr(backend, "reason", None) or "not in available_backends()")
-        if _needs_gpu(reason) or getattr(backend, "needs_gpu", False):
-            return BackendState(schema.CELL_NO_GPU, "eager", reason)
+            if name in available:
+                return BackendState(schema.CELL_OK, name)
+            reason = _reason(self.backends.get_backend(name))
+        except Exception as err:  # an unknown name, or the compiler's own bug: not fatal
+            return BackendState(schema.CELL_UNAVAILABLE_PREFIX + (str(err) or type(err).__name__), None)
+        if _needs_gpu(reason):
+            return BackendState(schema.CELL_NO_GPU, "eager", reason, probe=name)
         return BackendState(schema.CELL_UNAVAILABLE_PREFIX + reason, None)
+
+    def warm_up(self, backend: str) -> None:
+        """Compile and run a tiny function once, so that what the compiler and the backend
+        import lazily is imported in the parent, not again in every forked worker."""
+        import numpy as np
+
+        try:
+            self.compile(_warm_up_function, backend)(np.ones(2))
+        except Exception:  # the cases will report whatever is wrong, one by one
+            pass
+        self.reset()
 
     def reset(self) -> None:
         self.compiler.reset()

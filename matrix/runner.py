@@ -30,8 +30,13 @@ TOLERANCE = {"triton": 1e-5}
 _LOG_TAIL = 2000
 
 
-def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = True) -> schema.Json:
-    """Run the call sequence plainly and compiled; compare; collect the events' metrics."""
+def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = True,
+                 probe: Optional[str] = None) -> schema.Json:
+    """Run the call sequence plainly and compiled; compare; collect the events' metrics.
+
+    `probe`: a backend that compiles but cannot execute here; its kernel count replaces
+    the (eager) run's.
+    """
     started = time.perf_counter()
     engine.reset()
     compiled = engine.compile(case.fn, backend)
@@ -45,10 +50,24 @@ def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = Tr
         if found and problem is None:
             problem = f"call {index}: {found}"
     summary = summarise(engine.events(), count_kernels)
+    if probe:
+        summary["metrics"]["kernel_count"] = _probe_kernel_count(case, engine, probe)
     status, detail = _status(problem, summary)
     return schema.case_result(case.group, status, detail, calls=len(case.calls),
                               expected_recompiles=case.expected_recompiles,
                               duration_s=round(time.perf_counter() - started, 6), **summary)
+
+
+def _probe_kernel_count(case: Case, engine: Any, backend: str) -> Optional[int]:
+    """Kernels `backend` generates over the call sequence, each call's execution failing."""
+    engine.reset()
+    compiled = engine.compile(case.fn, backend)
+    for index in range(len(case.calls)):
+        args, kwargs = case.call_arguments(index)
+        observe(compiled, args, kwargs)  # raises inside: the backend cannot run here
+    counts = [e.get("kernel_count") for e in engine.events()]
+    known = [c for c in counts if isinstance(c, int)]
+    return sum(known) if known else None
 
 
 def _status(problem: Optional[str], summary: schema.Json) -> "tuple[str, Optional[str]]":
@@ -62,7 +81,7 @@ def _status(problem: Optional[str], summary: schema.Json) -> "tuple[str, Optiona
 
 
 def _worker(suite: str, case_name: str, backend: str, engine_spec: str, count_kernels: bool,
-            log_path: str, conn: Any) -> None:
+            probe: Optional[str], log_path: str, conn: Any) -> None:
     """Child process: run one case and send its result (or the traceback) to the parent."""
     log_fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log_fd, 1)
@@ -73,7 +92,7 @@ def _worker(suite: str, case_name: str, backend: str, engine_spec: str, count_ke
     case: Optional[Case] = None
     try:
         case = {c.name: c for c in load_suite(suite)}[case_name]
-        result = execute_case(case, load_engine(engine_spec), backend, count_kernels)
+        result = execute_case(case, load_engine(engine_spec), backend, count_kernels, probe)
     except BaseException as err:  # anything the case or the compiler throws is data
         result = schema.case_result(
             case.group if case else "?", "error",
@@ -118,6 +137,7 @@ class _Running:
 
 def run_cases(cases: List[Case], *, suite: str, backend: str, engine_spec: str = "compiler",
               jobs: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S, count_kernels: bool = True,
+              probe: Optional[str] = None,
               progress: Optional[Callable[[str, schema.Json], None]] = None) -> Dict[str, schema.Json]:
     """Results by case name, in suite order; never raises for a misbehaving case."""
     ctx = _context()
@@ -132,7 +152,7 @@ def run_cases(cases: List[Case], *, suite: str, backend: str, engine_spec: str =
                 parent_end, child_end = ctx.Pipe(duplex=False)
                 log_path = os.path.join(logs, f"{len(results) + len(running)}.log")
                 process = ctx.Process(target=_worker, args=(suite, case.name, backend, engine_spec,
-                                                            count_kernels, log_path, child_end),
+                                                            count_kernels, probe, log_path, child_end),
                                       daemon=True)
                 process.start()
                 child_end.close()  # so a dead child reads as EOF here
@@ -197,11 +217,14 @@ def run_cell(*, backend: str, suite: str = "matrix.cases", pattern: Optional[str
     try:
         engine = load_engine(engine_spec)  # imported once here, inherited by forked workers
         state = engine.backend_state(backend)
+        if state.run_as is not None and hasattr(engine, "warm_up"):
+            engine.warm_up(state.run_as)
     except Exception as err:
         state = BackendState(f"{schema.CELL_ERROR_PREFIX}cannot load engine {engine_spec!r}: "
                              f"{type(err).__name__}: {err}", None)
     env["backend_note"] = state.note
     env["cases_ran_on"] = state.run_as
+    env["kernels_probed_on"] = state.probe
     if state.run_as is None:
         results = {c.name: schema.case_result(c.group, "error", state.cell_status, calls=len(c.calls),
                                               expected_recompiles=c.expected_recompiles)
@@ -209,7 +232,8 @@ def run_cell(*, backend: str, suite: str = "matrix.cases", pattern: Optional[str
     else:
         results = run_cases(cases, suite=suite, backend=state.run_as, engine_spec=engine_spec,
                             jobs=jobs, timeout_s=timeout_s,
-                            count_kernels=state.run_as == backend, progress=progress)
+                            count_kernels=state.run_as == backend, probe=state.probe,
+                            progress=progress)
     return schema.cell_document(
         run_id=environment.run_id(), timestamp=environment.timestamp(),
         machine=environment.machine_name(), python=environment.python_key(), backend=backend,

@@ -69,6 +69,8 @@ class FakeEngine:
     def backend_state(self, name: str) -> BackendState:
         if name == "triton":
             return BackendState(schema.CELL_NO_GPU, "eager", "no CUDA device")
+        if name == "gpu":
+            return BackendState(schema.CELL_NO_GPU, "eager", "no GPU: fake", probe="gpu")
         if name == "bogus":
             return BackendState(schema.CELL_UNAVAILABLE_PREFIX + "bogus is not a backend", None)
         return BackendState(schema.CELL_OK, name)
@@ -80,12 +82,15 @@ class FakeEngine:
         if fn.__name__ == "compile_raises":
             raise RuntimeError("the fake compiler refuses this function")
         seen_shapes: List[Any] = []
+        cannot_execute = backend == "gpu"
 
         def compiled(*a: Any, **k: Any) -> Any:
             shape = getattr(a[0], "shape", None) if a else None
             if shape not in seen_shapes:
                 seen_shapes.append(shape)
                 self._events.append(fake_event(fn, len(seen_shapes) - 1, backend))
+            if cannot_execute:
+                raise RuntimeError("compiled for a GPU this machine does not have")
             result = fn(*a, **k)
             return result + 1.0 if fn.__name__ == "wrong_when_compiled" else result
         return compiled
@@ -101,7 +106,7 @@ def fake_event(fn: Callable[..., Any], recompile: int, backend: str) -> Dict[str
             "ir_opcodes": dict(ops), "graph_node_count": 1, "graph_count": 1, "graph_break_count": 0,
             "break_reasons": [], "guard_count": 2, "guards": ["type(x) is ndarray", "x.shape == (4,)"],
             "recompile_reason": "x.shape changed" if recompile else None, "compile_time_s": 0.001,
-            "kernel_count": 0, "graph_hashes": [hashlib.sha256(text.encode()).hexdigest()[:16]],
+            "kernel_count": 3 if backend == "gpu" else 0, "graph_hashes": [hashlib.sha256(text.encode()).hexdigest()[:16]],
             "graph_texts": [text], "fallback_reason": None, "backend": backend}
 
 

@@ -71,6 +71,15 @@ def test_no_gpu_backend_is_a_visible_cell_status_and_still_traces():
     schema.validate_cell(cell)
 
 
+def test_gpu_backend_without_gpu_is_probed_compile_only_for_kernels():
+    cell = run_cell(backend="gpu", suite=SUITE, pattern="adds_then_multiplies", engine_spec=FAKE, jobs=1)
+    assert cell["cell_status"] == schema.CELL_NO_GPU
+    assert cell["environment"]["kernels_probed_on"] == "gpu"
+    case = cell["cases"]["adds_then_multiplies"]
+    assert case["status"] == "pass"            # results checked on eager
+    assert case["metrics"]["kernel_count"] == 6  # 3 kernels per compiled shape, two shapes
+
+
 def test_unavailable_backend_and_unloadable_engine_do_not_crash_the_cell():
     cell = run_cell(backend="bogus", suite=SUITE, pattern="doubles", engine_spec=FAKE, jobs=1)
     assert cell["cell_status"] == "backend unavailable: bogus is not a backend"
