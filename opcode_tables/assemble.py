@@ -154,6 +154,8 @@ def _derive_arg(inst: Instruction, pools: _Pools, table: VersionTable) -> int:
         index = pools.free(value)
     elif opcode in dis.hascompare:
         index = _compare_arg(value, table)
+    elif isinstance(value, str) and inst.opname in _SYMBOLIC_OPERANDS:
+        index = _symbolic_arg(inst.opname, value, table)
     elif isinstance(value, int) and not isinstance(value, bool):
         index = value
     elif opcode < dis.HAVE_ARGUMENT:
@@ -166,6 +168,19 @@ def _derive_arg(inst: Instruction, pools: _Pools, table: VersionTable) -> int:
         if getattr(inst, flag, False):
             packed |= 1 << bit
     return packed
+
+
+# Opcodes whose operand indexes a table fact; argval may name the entry instead.
+_SYMBOLIC_OPERANDS = {"BINARY_OP": "binary_ops", "CALL_INTRINSIC_1": "intrinsics_1",
+                      "CALL_INTRINSIC_2": "intrinsics_2"}
+
+
+def _symbolic_arg(opname: str, value: str, table: VersionTable) -> int:
+    # binary_ops rows are (NB_NAME, symbol); intrinsics are plain names.
+    for index, entry in enumerate(table.fact(_SYMBOLIC_OPERANDS[opname])):
+        if value == entry or (isinstance(entry, tuple) and value in entry):
+            return index
+    raise AssemblyError(f"{opname} has no operand {value!r} on CPython {table.version[0]}.{table.version[1]}")
 
 
 def _compare_arg(symbol: Any, table: VersionTable) -> int:

@@ -30,6 +30,23 @@ def create_load_global(name: str, push_null: bool = False) -> Instruction:
     return create_instruction("LOAD_GLOBAL", argval=name, push_null=push_null)
 
 
+def create_binary_op(symbol: str, table: Optional[VersionTable] = None) -> Instruction:
+    """The operator ``symbol`` ("+", "*=", ...): BINARY_OP (3.11+) or its BINARY_*/INPLACE_* opcode."""
+    table = _table(table)
+    if table.fact("binary_ops"):
+        return create_instruction("BINARY_OP", argval=symbol)
+    from . import table_for
+    # The 3.11 operand table names every operator; older versions spell the same
+    # names as opcodes (NB_REMAINDER was BINARY_MODULO).
+    for nb_name, nb_symbol in table_for((3, 11)).fact("binary_ops"):
+        if nb_symbol == symbol:
+            stem = nb_name[len("NB_"):].replace("REMAINDER", "MODULO")
+            opname = stem if stem.startswith("INPLACE_") else "BINARY_" + stem
+            if opname in table:
+                return create_instruction(opname)
+    raise ValueError(f"no binary operator {symbol!r} on CPython {table.version[0]}.{table.version[1]}")
+
+
 def create_rot_n(n: int, table: Optional[VersionTable] = None) -> List[Instruction]:
     """Move the top of stack ``n - 1`` slots down (ROT_TWO/THREE/FOUR, ROT_N, or SWAPs)."""
     table = _table(table)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dis
 import importlib.util
+import multiprocessing
 import os
 import sys
 import sysconfig
@@ -124,16 +125,29 @@ def _compile(path: str) -> Optional[CodeType]:
         return None  # test data with deliberately broken or other-version syntax
 
 
-def run(paths: List[str], table: VersionTable) -> Tuple[List[Outcome], List[str]]:
+def check_file(path: str) -> Optional[List[Outcome]]:
+    """Outcomes for every code object of one source file; None if it does not compile."""
+    module = _compile(path)
+    if module is None:
+        return None
+    table = current_table()
+    return [check_code(code, path, table) for code in iter_code_objects(module)]
+
+
+def run(paths: List[str], jobs: int = 1) -> Tuple[List[Outcome], List[str]]:
     """Outcomes for every code object of ``paths``, and the files that do not compile."""
     outcomes: List[Outcome] = []
     uncompilable: List[str] = []
-    for path in paths:
-        module = _compile(path)
-        if module is None:
+    if jobs > 1:
+        with multiprocessing.Pool(jobs) as pool:
+            results = pool.map(check_file, paths, chunksize=8)
+    else:
+        results = [check_file(path) for path in paths]
+    for path, result in zip(paths, results):
+        if result is None:
             uncompilable.append(path)
-            continue
-        outcomes.extend(check_code(code, path, table) for code in iter_code_objects(module))
+        else:
+            outcomes.extend(result)
     return outcomes, uncompilable
 
 
@@ -144,6 +158,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("modules", nargs="*", help="module names whose source files to check")
     parser.add_argument("--stdlib", action="store_true", help="check every standard-library source file")
     parser.add_argument("--show", type=int, default=10, help="how many differences to list (default 10)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="worker processes (default 1)")
     return parser
 
 
@@ -155,7 +171,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     table = current_table()
     paths = (stdlib_sources() if args.stdlib else []) + module_sources(args.modules)
     began, began_cpu = time.perf_counter(), time.process_time()
-    outcomes, uncompilable = run(paths, table)
+    outcomes, uncompilable = run(paths, max(1, args.jobs))
     elapsed, cpu = time.perf_counter() - began, time.process_time() - began_cpu
 
     failed = [o for o in outcomes if o.differences]
@@ -164,7 +180,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     identical = len(outcomes) - len(failed)
     version = f"{table.version[0]}.{table.version[1]}"
     print(f"roundtrip on CPython {version}: {len(paths) - len(uncompilable)} files, "
-          f"{len(outcomes)} code objects in {elapsed:.1f} s ({cpu:.1f} s CPU)")
+          f"{len(outcomes)} code objects in {elapsed:.1f} s "
+          + (f"({cpu:.1f} s CPU)" if args.jobs <= 1 else f"({args.jobs} worker processes)"))
     if uncompilable:
         print(f"skipped {len(uncompilable)} files this interpreter cannot compile "
               f"(test data with invalid syntax), e.g. {os.path.basename(uncompilable[0])}")

@@ -13,7 +13,7 @@ import pytest
 from opcode_tables import create_instruction, current_table
 from opcode_tables.assemble import AssemblyError, assemble
 from opcode_tables.decode import decode
-from opcode_tables.factories import (body_start, create_call_function, create_load_const,
+from opcode_tables.factories import (body_start, create_binary_op, create_call_function, create_load_const,
                                      create_load_global, create_pop_jump_if, create_try_except)
 
 TABLE = current_table()
@@ -242,3 +242,15 @@ def test_conditional_jump_turned_backward_switches_direction_or_is_refused():
         return
     edited = _function(assemble(instructions, count_to.__code__), count_to)
     assert [edited(n) for n in (0, 3, 100)] == [1, 3, 100]
+
+
+@pytest.mark.parametrize("symbol, expected", [("+", 10), ("*", 21), ("%", 1), ("-=", 4), ("**", 343), ("//=", 2)])
+def test_binary_operators_from_symbols(symbol, expected):
+    def seven(x):
+        return x
+
+    instructions = _edited(seven)
+    at = body_start(instructions)
+    instructions[at:] = [create_instruction("LOAD_FAST", argval="x"), create_load_const(3),
+                         create_binary_op(symbol), create_instruction("RETURN_VALUE")]
+    assert _function(assemble(instructions, seven.__code__), seven)(7) == expected
