@@ -93,7 +93,7 @@ def store_global(tx, inst):
 
 @handler("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
          "LOAD_FROM_DICT_OR_DEREF", "LOAD_CLASSDEREF", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR",
-         "SETUP_ANNOTATIONS", "LOAD_BUILD_CLASS", "LOAD_SUPER_ATTR", "PRINT_EXPR")
+         "SETUP_ANNOTATIONS", "LOAD_BUILD_CLASS", "PRINT_EXPR")
 def namespace_ops(tx, inst):
     raise tx.unsupported(f"{inst.opname} (imports, class bodies and namespace access are not traced)")
 
@@ -154,12 +154,40 @@ def load_method(tx, inst):
     push_with_null(tx, obj.getattr(tx, inst.argval))
 
 
-@handler("STORE_ATTR", "DELETE_ATTR")
+@handler("STORE_ATTR")
 def store_attr(tx, inst):
-    raise tx.unsupported(f"attribute store .{inst.argval} (a side effect; needs replay, issue 4)")
+    obj = tx.pop()
+    value = tx.pop()
+    setter = getattr(obj, "setattr", None)
+    if setter is None:
+        raise tx.unsupported(f"attribute store .{inst.argval} on {obj.describe()} (a side effect; "
+                             "needs replay, issue 4)")
+    setter(tx, inst.argval, value)
+
+
+@handler("DELETE_ATTR")
+def delete_attr(tx, inst):
+    obj = tx.pop()
+    deleter = getattr(obj, "delattr", None)
+    if deleter is None:
+        raise tx.unsupported(f"attribute delete .{inst.argval} on {obj.describe()} (a side effect)")
+    deleter(tx, inst.argval)
 
 
 @handler("LOAD_ASSERTION_ERROR")
 def load_assertion_error(tx, inst):
     from ..variables.builtins import BuiltinVariable
     tx.push(BuiltinVariable(AssertionError))
+
+
+@handler("LOAD_SUPER_ATTR")
+def load_super_attr(tx, inst):
+    from ..variables.user_objects import SuperVariable
+    obj = tx.pop()
+    cls_var = tx.pop()
+    tx.pop()  # the global super
+    value = SuperVariable(cls_var, obj).getattr(tx, inst.argval)
+    if inst.is_method:
+        push_with_null(tx, value)
+    else:
+        tx.push(value)

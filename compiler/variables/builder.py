@@ -28,7 +28,7 @@ _CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellip
 
 _BUILTIN_CALLABLE_TYPES = frozenset({
     int, float, bool, str, complex, tuple, list, dict, set, frozenset, range, enumerate, zip,
-    map, filter, reversed, slice, type, object, bytes,
+    map, filter, reversed, slice, type, object, bytes, super,
     collections.OrderedDict, collections.defaultdict, functools.partial,
 })
 

@@ -449,6 +449,11 @@ def _getitem(tx, args, kwargs):
         return args[0].getitem(tx, args[1])
 
 
+def _super(tx, args):
+    from .user_objects import make_super
+    return make_super(tx, args)
+
+
 def _sorted(tx, args, kwargs):
     if len(args) != 1:
         return None
@@ -489,6 +494,6 @@ _HANDLERS: Dict[Any, Callable] = {
     complex: _scalar_conversion(complex), str: _scalar_conversion(str),
     operator.contains: _contains, operator.is_: _is, operator.is_not: _is_not,
     operator.not_: _not, operator.truth: _bool, operator.getitem: _getitem,
-    sorted: _sorted, functools.reduce: _reduce,
+    sorted: _sorted, functools.reduce: _reduce, super: lambda tx, args, kwargs: _super(tx, args),
 }
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}

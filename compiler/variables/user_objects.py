@@ -9,15 +9,17 @@ classmethod) are Unsupported.  Attribute stores are side effects: Unsupported.
 """
 from __future__ import annotations
 
+import abc
 import types
-from typing import Any
+from typing import Any, Dict
 
 from ..exc import Unsupported
-from ..sources import AttrSource, TypeSource
+from ..sources import AttrSource, ItemSource, TypeSource
 from .base import VariableTracker
 from .constant import ConstantVariable
 
 _MISSING = object()
+_PLAIN_METACLASSES = (type, abc.ABCMeta)
 
 
 class ModuleVariable(VariableTracker):
@@ -79,8 +81,33 @@ class UserClassVariable(VariableTracker):
         return wrap_static_attr(tx, self.cls, name, self.source)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"creating an instance of {self.cls.__qualname__} (object construction "
-                          "is not traced)")
+        cls = self.cls
+        if type(cls) not in _PLAIN_METACLASSES or getattr(cls, "__abstractmethods__", None):
+            raise Unsupported(f"creating an instance of {cls.__qualname__} (metaclass "
+                              f"{type(cls).__name__})")
+        if _class_lookup(cls, "__new__") not in (_MISSING, object.__new__) or \
+                "__slots__" in vars(cls) or issubclass(cls, BaseException) or \
+                any(k.__module__ == "builtins" and k is not object for k in cls.__mro__):
+            raise Unsupported(f"creating an instance of {cls.__qualname__} (custom __new__, "
+                              "__slots__ or a builtin base)")
+        _check_plain_class(cls)
+        obj = TracedObjectVariable(cls, self)
+        init = _class_lookup(cls, "__init__")
+        if init is not object.__init__:
+            if not isinstance(init, types.FunctionType):
+                raise Unsupported(f"{cls.__qualname__}.__init__ is not a Python function")
+            owner = next(k for k in cls.__mro__ if "__init__" in vars(k))
+            source = AttrSource(self.source, "__init__") if self.source is not None and owner is cls else None
+            init_var = tx.output.wrap(init, source) if source is not None else None
+            if init_var is None:
+                from .functions import UserFunctionVariable
+                init_var = UserFunctionVariable(init, None)
+            result = init_var.call(tx, [obj, *args], kwargs)
+            if not (result.is_python_constant() and result.as_python_constant() is None):
+                tx.raise_python_exception(TypeError("__init__() should return None"))
+        elif args or kwargs:
+            tx.raise_python_exception(TypeError(f"{cls.__name__}() takes no arguments"))
+        return obj
 
 
 class NamedTupleClassVariable(UserClassVariable):
@@ -114,6 +141,43 @@ class NamedTupleClassVariable(UserClassVariable):
         return super().getattr(tx, name)
 
 
+def _is_data_descriptor(attr: Any) -> bool:
+    return hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")
+
+
+def class_attribute(tx, obj: VariableTracker, cls: type, cls_source, name: str,
+                    class_attr: Any) -> VariableTracker:
+    """``obj.name`` resolved on the class (the instance dict did not have it)."""
+    from .functions import BoundMethodVariable
+    src = (lambda *path: _attr_path(cls_source, name, *path)) if cls_source is not None else (lambda *p: None)
+    if class_attr is _MISSING:
+        tx.raise_python_exception(AttributeError(f"{cls.__name__!r} object has no attribute {name!r}"))
+    if isinstance(class_attr, property):
+        if class_attr.fget is None:
+            raise Unsupported(f"property {name!r} without a getter")
+        return tx.output.wrap(class_attr.fget, src("fget")).call(tx, [obj], {})
+    if isinstance(class_attr, types.FunctionType):
+        return BoundMethodVariable(tx.output.wrap(class_attr, src()), obj)
+    if isinstance(class_attr, staticmethod):
+        return tx.output.wrap(class_attr.__func__, src())
+    if isinstance(class_attr, classmethod):
+        cls_var = tx.output.wrap(cls, cls_source) if cls_source is not None else UserClassVariable(cls)
+        return BoundMethodVariable(tx.output.wrap(class_attr.__func__, src("__func__")), cls_var)
+    if _is_data_descriptor(class_attr) or hasattr(type(class_attr), "__get__") and not isinstance(
+            class_attr, (type, types.BuiltinFunctionType)):
+        raise Unsupported(f"descriptor {name!r} of {cls.__qualname__}")
+    if cls_source is None:
+        raise Unsupported(f"class attribute {name!r} of {cls.__qualname__} without a source")
+    return tx.output.wrap(class_attr, src())
+
+
+def _attr_path(base, name: str, *path: str):
+    source = AttrSource(base, name)
+    for part in path:
+        source = AttrSource(source, part)
+    return source
+
+
 class UserObjectVariable(VariableTracker):
     """An instance of a user class that came from outside (guarded on its type)."""
 
@@ -139,33 +203,11 @@ class UserObjectVariable(VariableTracker):
         cls = type(self.value)
         _check_plain_class(cls)
         class_attr = _class_lookup(cls, name)
-        is_data_descriptor = hasattr(type(class_attr), "__set__") or hasattr(type(class_attr), "__delete__")
-        if not is_data_descriptor:
+        if not _is_data_descriptor(class_attr):
             instance_dict = getattr(self.value, "__dict__", None)
             if instance_dict is not None and name in instance_dict:
                 return tx.output.wrap(instance_dict[name], AttrSource(self.source, name))
-        if class_attr is _MISSING:
-            tx.raise_python_exception(AttributeError(f"{cls.__name__!r} object has no attribute {name!r}"))
-        type_source = TypeSource(self.source)
-        if isinstance(class_attr, property):
-            if class_attr.fget is None:
-                raise Unsupported(f"property {name!r} without a getter")
-            getter = tx.output.wrap(class_attr.fget, AttrSource(AttrSource(type_source, name), "fget"))
-            return getter.call(tx, [self], {})
-        if isinstance(class_attr, types.FunctionType):
-            from .functions import BoundMethodVariable
-            fn = tx.output.wrap(class_attr, AttrSource(type_source, name))
-            return BoundMethodVariable(fn, self)
-        if isinstance(class_attr, staticmethod):
-            return tx.output.wrap(class_attr.__func__, AttrSource(type_source, name))
-        if isinstance(class_attr, classmethod):
-            from .functions import BoundMethodVariable
-            fn = tx.output.wrap(class_attr.__func__, AttrSource(AttrSource(type_source, name), "__func__"))
-            return BoundMethodVariable(fn, tx.output.wrap(cls, type_source))
-        if is_data_descriptor or hasattr(type(class_attr), "__get__") and not isinstance(
-                class_attr, (type, types.BuiltinFunctionType)):
-            raise Unsupported(f"descriptor {name!r} of {cls.__qualname__}")
-        return tx.output.wrap(class_attr, AttrSource(type_source, name))
+        return class_attribute(tx, self, cls, TypeSource(self.source), name, class_attr)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")
@@ -201,3 +243,108 @@ class OpaqueCallableVariable(VariableTracker):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         raise Unsupported(f"call to {self.describe()}: {self.why}")
+
+
+class TracedObjectVariable(VariableTracker):
+    """An instance of a plain user class created by the traced code: its ``__dict__`` is
+    tracked symbolically (``__init__`` is inlined, attribute stores update the tracker)."""
+
+    def __init__(self, cls: type, cls_var: VariableTracker) -> None:
+        super().__init__(None)
+        self.cls = cls
+        self.cls_var = cls_var
+        self.attrs: Dict[str, VariableTracker] = {}
+
+    def describe(self) -> str:
+        return f"{self.cls.__qualname__} object (made in the trace)"
+
+    def python_type(self) -> type:
+        return self.cls
+
+    def truth(self, tx) -> bool:
+        if _class_lookup(self.cls, "__bool__") is not _MISSING or _class_lookup(self.cls, "__len__") is not _MISSING:
+            raise Unsupported(f"truth value of {self.describe()} (custom __bool__/__len__)")
+        return True
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        class_attr = _class_lookup(self.cls, name)
+        if not _is_data_descriptor(class_attr) and name in self.attrs:
+            return self.attrs[name]
+        if name == "__class__":
+            return self.cls_var
+        if name == "__dict__":
+            raise Unsupported("__dict__ of an object made in the trace")
+        return class_attribute(tx, self, self.cls, self.cls_var.source, name, class_attr)
+
+    def setattr(self, tx, name: str, value: VariableTracker) -> None:
+        if _is_data_descriptor(_class_lookup(self.cls, name)) or \
+                _class_lookup(self.cls, "__setattr__") is not object.__setattr__:
+            raise Unsupported(f"attribute store {name!r} through a descriptor or __setattr__")
+        self.attrs[name] = value
+
+    def delattr(self, tx, name: str) -> None:
+        if name not in self.attrs:
+            tx.raise_python_exception(AttributeError(name))
+        del self.attrs[name]
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        call = _class_lookup(self.cls, "__call__")
+        if isinstance(call, types.FunctionType):
+            return class_attribute(tx, self, self.cls, self.cls_var.source, "__call__", call).call(tx, args, kwargs)
+        return super().call(tx, args, kwargs)
+
+    def reconstruct(self, cg) -> str:
+        attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
+        return f"{cg.const(_make_object)}({self.cls_var.reconstruct(cg)}, {attrs})"
+
+
+def _make_object(cls: type, attrs: dict) -> Any:
+    """What the traced constructor produced: a fresh instance with these attributes."""
+    obj = object.__new__(cls)
+    obj.__dict__.update(attrs)
+    return obj
+
+
+class SuperVariable(VariableTracker):
+    """``super(cls, obj)`` (or zero-argument ``super()`` in a traced method)."""
+
+    def __init__(self, cls_var: VariableTracker, obj: VariableTracker) -> None:
+        super().__init__(None)
+        self.cls_var = cls_var
+        self.obj = obj
+
+    def describe(self) -> str:
+        return "super object"
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        if not self.cls_var.is_python_constant():
+            raise Unsupported("super() with a non-constant class")
+        start = self.cls_var.as_python_constant()
+        obj_type = self.obj.python_type()
+        mro = obj_type.__mro__
+        if start not in mro:
+            tx.raise_python_exception(TypeError("super(type, obj): obj must be an instance or subtype of type"))
+        type_source = getattr(self.obj, "cls_var", None)
+        type_source = type_source.source if type_source is not None else (
+            TypeSource(self.obj.source) if self.obj.source is not None else None)
+        for index in range(mro.index(start) + 1, len(mro)):
+            klass = mro[index]
+            if name in vars(klass):
+                owner_source = ItemSource(AttrSource(type_source, "__mro__"), index) \
+                    if type_source is not None else None
+                return class_attribute(tx, self.obj, klass, owner_source, name, vars(klass)[name])
+        tx.raise_python_exception(AttributeError(f"'super' object has no attribute {name!r}"))
+
+
+def make_super(tx, args) -> SuperVariable:
+    if len(args) == 2:
+        return SuperVariable(args[0], args[1])
+    if args:
+        raise Unsupported("super() with one argument")
+    code = tx.code
+    if "__class__" not in code.co_freevars or not code.co_varnames or code.co_argcount == 0:
+        tx.raise_python_exception(RuntimeError("super(): no arguments"))
+    cls_var = tx.cells["__class__"].load(tx)
+    first = code.co_varnames[0]
+    obj = tx.locals.get(first) or tx.cells[first].load(tx)
+    return SuperVariable(cls_var, obj)
