@@ -175,3 +175,24 @@ def test_wrong_number_of_inputs_is_a_type_error():
     for backend in ("eager", "numpy"):
         with pytest.raises(TypeError):
             get_backend(backend).compile(graphs.softmax())()
+
+
+def test_a_buffer_seen_by_a_view_is_never_reused():
+    g = Graph()
+    x = g.placeholder("x", TensorMeta((6,), np.float64))
+    a = g.call(ops.lookup_operator("add"), (x, 1.0))
+    view = g.call(ops.lookup_operator("getitem"), (a, slice(1, None)))
+    b = g.call(ops.lookup_operator("mul"), (x, 3.0))
+    c = g.call(ops.lookup_operator("sub"), (b, 1.0))
+    g.output([view, c])
+    compiled = get_backend("numpy").compile(g)
+    assert "out=a" not in compiled.source
+    view_out, c_out = compiled(np.arange(6.0))
+    assert np.array_equal(view_out, np.arange(1.0, 6.0) + 1)
+    assert np.array_equal(c_out, np.arange(6.0) * 3 - 1)
+
+
+def test_dead_temporaries_are_reused_across_regions():
+    source = get_backend("numpy").compile(graphs.softmax()).source
+    # exp dies at the division (its users: sum, a reduction, and the division)
+    assert "_np.divide(exp, sum, out=exp)" in source
