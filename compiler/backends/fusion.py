@@ -30,8 +30,6 @@ _FUSIBLE_KWARGS = frozenset({"dtype"})
 @dataclass
 class Region:
     nodes: List[Node]
-    # values read or returned after the region: never reused as buffers
-    escaping: List[str] = field(default_factory=list)
     # operands from outside the region with ndim >= 1 (their layout is checked
     # at run time: buffer reuse gives NumPy's own result layout only when all
     # operands are C-contiguous)
@@ -101,8 +99,6 @@ def _plan_buffers(graph: Graph, items: List[Item]) -> None:
                 region_of[node.name] = item
     for region in [item for item in items if isinstance(item, Region)]:
         members = {n.name for n in region.nodes}
-        region.escaping = [n.name for n in region.nodes
-                           if any(u.name not in members for u in users[n.name])]
         for node in region.nodes:
             for source in node.input_nodes():
                 if source.name not in members and isinstance(source.meta, TensorMeta) \

@@ -196,3 +196,39 @@ def test_dead_temporaries_are_reused_across_regions():
     source = get_backend("numpy").compile(graphs.softmax()).source
     # exp dies at the division (its users: sum, a reduction, and the division)
     assert "_np.divide(exp, sum, out=exp)" in source
+
+
+def _misc_graph() -> Graph:
+    """Calls with nested node arguments, node keywords, tuple results, creation."""
+    g = Graph()
+    x = g.placeholder("x", TensorMeta((3, 4), np.float32))
+    s = g.placeholder("s", TensorMeta((), np.float64, "scalar"))
+    fn, op, method = ops.lookup_function, ops.lookup_operator, ops.lookup_method
+    cat = g.call(fn(np.concatenate), ((x, x),), {"axis": 0})
+    stacked = g.call(fn(np.stack), ([x, x],))
+    filled = g.call(fn(np.full_like), (x,), {"fill_value": s})
+    pieces = g.call(fn(np.divmod), (cat, 2.5))
+    quotient = g.call(op("getitem"), (pieces, 0))
+    zeros = g.call(fn(np.zeros), ((2, 3),), {"dtype": np.dtype(np.int16)})
+    ein = g.call(fn(np.einsum), ("ij,kj->ik", x, x))
+    norm = g.call(fn(np.linalg.norm), (x,), {"axis": 1})
+    where = g.call(fn(np.where), (g.call(op("gt"), (x, 0)), x, s))
+    total = g.call(method("sum"), (x,))
+    scaled = g.call(op("mul"), (where, total))
+    g.output([cat, stacked, filled, quotient, zeros, ein, norm, scaled, total, pieces])
+    return g
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_nested_arguments_tuples_and_creation_match_plain_numpy(backend):
+    graph = _misc_graph()
+    x = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    outputs = graph.outputs
+    assert graph.outputs[-1].meta[0].shape == (6, 4)
+    inputs = [x, np.float64(0.25)]
+    expected = graphs.reference(graph, inputs)
+    got = get_backend(backend).compile(graph)(*inputs)
+    for g, e in zip(got[:-1], expected[:-1]):
+        assert type(g) is type(e) and g.dtype == e.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-5)
+    assert len(got[-1]) == len(outputs[-1].meta) == 2
