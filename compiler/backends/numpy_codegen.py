@@ -97,7 +97,8 @@ class _Emitter:
         source = op.source or ""
         kind, _, spelling = source.partition(":")
         if kind == "binop" and len(args) == 2 and not kwargs:
-            return f"{args[0]} {spelling} {args[1]}"
+            left, right = (f"({a})" if a.startswith("-") else a for a in args)  # -1 ** x
+            return f"{left} {spelling} {right}"
         if kind == "unop" and len(args) == 1 and not kwargs:
             return f"{spelling}{args[0]}"
         if kind == "method" and args:

@@ -25,6 +25,14 @@ def _copy(value):
 
 
 def assert_same_results(graph: Graph, inputs: list, backend: str) -> None:
+    try:
+        _assert_same_results(graph, inputs, backend)
+    except AssertionError as error:  # show the program and the generated code
+        source = get_backend(backend).compile(graph).source
+        raise AssertionError(f"{error}\n{graph}\n{source}\ninputs: {inputs!r}") from None
+
+
+def _assert_same_results(graph: Graph, inputs: list, backend: str) -> None:
     ref_inputs = [_copy(v) for v in inputs]
     run_inputs = [_copy(v) for v in inputs]
     compiled = get_backend(backend).compile(graph)
@@ -232,3 +240,11 @@ def test_nested_arguments_tuples_and_creation_match_plain_numpy(backend):
         assert type(g) is type(e) and g.dtype == e.dtype
         np.testing.assert_allclose(g, e, rtol=1e-5)
     assert len(got[-1]) == len(outputs[-1].meta) == 2
+
+
+def test_negative_constants_keep_their_precedence():
+    g = Graph()
+    x = g.placeholder("x", TensorMeta((3,), np.int64))
+    g.output([g.call(ops.lookup_operator("pow"), (-1, x))])
+    compiled = get_backend("numpy").compile(g)
+    assert np.array_equal(compiled(np.array([1, 2, 3]))[0], [-1, 1, -1])
