@@ -127,6 +127,8 @@ def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, night
     session.notify("report")
     args = ["python", "-m", "matrix", "run", "--backend", backend,
             "--out", str(results / f"{session.python}-{backend}.json")]
+    if backend != BACKENDS[0]:  # opcode coverage is per interpreter: recorded once, by the eager cell
+        args.append("--no-coverage")
     if "--accept" in session.posargs:
         if nightly:
             session.error("--accept is for `nox -s matrix`; nightly cells never rewrite baselines")

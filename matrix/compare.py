@@ -49,7 +49,14 @@ class Comparison:
     problems: List[str] = field(default_factory=list)   # rejected files, duplicate cells
 
     def __post_init__(self) -> None:
-        self._index = {(r["column"], r["case"]): r for r in self.frame.to_dict("records")}
+        self.records = self.frame.to_dict("records")
+        self._index = {(r["column"], r["case"]): r for r in self.records}
+        self._by_case: Dict[str, List[Dict[str, Any]]] = {}
+        for record in self.records:
+            self._by_case.setdefault(record["case"], []).append(record)
+
+    def rows_of(self, case: str) -> List[Dict[str, Any]]:
+        return self._by_case.get(case, [])
 
     def row(self, column: str, case: str) -> Optional[Dict[str, Any]]:
         return self._index.get((column, case))
@@ -129,9 +136,11 @@ def cross_version(row: Dict[str, Any], ref: Optional[Dict[str, Any]], ref_python
         return []
     diffs: List[Dict[str, Any]] = []
     if row["status"] != ref["status"]:
-        diffs.append({"metric": "status", "reference": ref["status"], "now": row["status"],
-                      "explanation": f"{row['status']} here, {ref['status']} on {ref_python}",
-                      "suspicious": False})
+        # Metrics of a frame that ran natively (or failed) say nothing about tracing: the
+        # status difference is the finding.
+        return [{"metric": "status", "reference": ref["status"], "now": row["status"],
+                 "explanation": f"{row['status']} here, {ref['status']} on {ref_python}",
+                 "suspicious": False}]
     now_ir, ref_ir = _int(row["ir_count"]), _int(ref["ir_count"])
     if now_ir is not None and ref_ir is not None and now_ir != ref_ir:
         why = explain_ir_count(now_ir, row["ir_opcodes"], ref_ir, ref["ir_opcodes"])
@@ -144,10 +153,15 @@ def cross_version(row: Dict[str, Any], ref: Optional[Dict[str, Any]], ref_python
             diffs.append({"metric": metric, "reference": was, "now": now,
                           "explanation": f"{metric} is expected identical on every version",
                           "suspicious": True})
-    if row["graph_hash"] and ref["graph_hash"] and row["graph_hash"] != ref["graph_hash"]:
-        diffs.append({"metric": "graph_hash", "reference": ref["graph_hash"], "now": row["graph_hash"],
+    now_hash, ref_hash = _text(row["graph_hash"]), _text(ref["graph_hash"])
+    if now_hash and ref_hash and now_hash != ref_hash:
+        diffs.append({"metric": "graph_hash", "reference": ref_hash, "now": now_hash,
                       "explanation": f"str(graph) differs from {ref_python}", "suspicious": True})
     return diffs
+
+
+def _text(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None  # pandas turns a missing text into NaN
 
 
 def _int(value: Any) -> Optional[int]:
@@ -167,6 +181,7 @@ def compare(cells: List[schema.Json], *, baseline_dir: Union[str, Path, None] = 
             if name not in groups:
                 case_order.append(name)
                 groups[name] = case["group"]
+    case_order.sort(key=lambda name: (groups[name], name))
     frame = _records(cells, case_order)
     references = _reference_columns(cells, reference)
     by_key = {(r["column"], r["case"]): r for r in frame.to_dict("records")}
@@ -223,12 +238,12 @@ def compare(cells: List[schema.Json], *, baseline_dir: Union[str, Path, None] = 
 def adjacent_versions(comparison: Comparison, case: str) -> List[Dict[str, Any]]:
     """Per backend, each interpreter against the previous one: '3.10 -> 3.11: +1 RESUME'."""
     steps = []
-    rows = [r for r in comparison.frame.to_dict("records") if r["case"] == case and r["present"]]
+    rows = [r for r in comparison.rows_of(case) if r["present"]]
     for backend in sorted({r["backend"] for r in rows}, key=backend_key):
         chain = sorted([r for r in rows if r["backend"] == backend], key=lambda r: version_key(r["python"]))
         for before, after in zip(chain, chain[1:]):
             a, b = _int(before["ir_count"]), _int(after["ir_count"])
-            if a is None or b is None:
+            if a is None or b is None or before["status"] != after["status"]:
                 continue
             why = explain_ir_count(b, after["ir_opcodes"], a, before["ir_opcodes"])
             steps.append({"backend": backend, "before": before["column"], "after": after["column"],

@@ -77,8 +77,15 @@ def _cell_view(comparison: Comparison, column: Dict[str, Any], case: str) -> Dic
                         for d in row["vs_reference"]]
     if row["suspicious"]:
         view["classes"].append("suspicious")
-    view["short"] = next((d["explanation"] for d in row["vs_reference"] if d["metric"] == "ir_count"), "")
+    view["short"] = _abbreviate(next((d["explanation"] for d in row["vs_reference"]
+                                      if d["metric"] == "ir_count"), ""))
     return view
+
+
+def _abbreviate(explanation: str, terms: int = 3) -> str:
+    """The first few opcode terms for the matrix cell; the tooltip and case page have all."""
+    parts = explanation.split(", ")
+    return ", ".join(parts[:terms]) + (f", … ({len(parts) - terms} more)" if len(parts) > terms else "")
 
 
 def _coverage_by_python(comparison: Comparison) -> List[Dict[str, Any]]:
@@ -107,7 +114,7 @@ def _coverage_by_python(comparison: Comparison) -> List[Dict[str, Any]]:
 
 def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError]) -> Dict[str, Any]:
     """The verdicts for machines (same facts as the HTML)."""
-    rows = comparison.frame.to_dict("records")
+    rows = comparison.records
     cells = []
     for column in comparison.columns:
         mine = [r for r in rows if r["column"] == column["id"] and r["present"]]

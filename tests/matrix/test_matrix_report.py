@@ -173,3 +173,12 @@ def test_coverage_page_lists_the_gaps(tmp_path):
     page = (out / "coverage.html").read_text()
     assert "CALL_KW" in page and "TO_BOOL" in page and "py313" in page
     assert "interpreter not found" in page
+
+
+def test_a_frame_that_ran_natively_differs_by_status_only(tmp_path):
+    native = make_case({}, status="unsupported", graph_count=0, graph_node_count=0, ir_count=0)
+    summary, _ = _report(tmp_path, make_cell("3.8", cases={"t": native}),
+                         make_cell("3.11", cases={"t": make_case(TEST1_311)}))
+    (diff,) = _cell_summary(summary, "3.8 eager")["differences_from_reference"]
+    assert (diff["metric"], diff["reference"], diff["now"]) == ("status", "pass", "unsupported")
+    assert summary["suspicious"] == [] and summary["ok"]
