@@ -1,0 +1,247 @@
+"""Focused checks of what the tracer captures, and that the compiled function behaves exactly
+like the plain one where it does not (the broad corpus is tests/corpus/)."""
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pytest
+
+import compiler
+
+
+def _explain_and_compare(fn, *args):
+    ex = compiler.explain(fn, *args)
+    expected = fn(*args)
+    _assert_same(ex.result, expected)
+    return ex
+
+
+def _assert_same(got, expected):
+    assert type(got) is type(expected)
+    if isinstance(expected, np.ndarray):
+        assert got.dtype == expected.dtype
+        np.testing.assert_array_equal(got, expected)
+    elif isinstance(expected, (tuple, list)):
+        assert len(got) == len(expected)
+        for a, b in zip(got, expected):
+            _assert_same(a, b)
+    elif isinstance(expected, dict):
+        assert list(got) == list(expected)
+        for k in expected:
+            _assert_same(got[k], expected[k])
+    else:
+        assert got == expected
+
+
+def test_inplace_on_a_temporary_is_seen_through_aliases():
+    def fn(x):
+        y = x + 1
+        z = y
+        y += 2
+        return z, y
+
+    ex = _explain_and_compare(fn, np.arange(3.0))
+    assert ex.graph_count == 1
+    a, b = ex.result
+    assert a is b
+
+
+def test_inplace_on_an_input_runs_natively_and_mutates_like_the_plain_function():
+    def fn(x):
+        x += 1
+        return x
+
+    plain_x, compiled_x = np.arange(3.0), np.arange(3.0)
+    expected = fn(plain_x)
+    got = compiler.compile(fn)(compiled_x)
+    assert got is compiled_x
+    np.testing.assert_array_equal(compiled_x, plain_x)
+    np.testing.assert_array_equal(got, expected)
+    assert "input array" in compiler.events()[0].fallback_reason
+
+
+def test_inplace_on_a_view_falls_back():
+    def fn(x):
+        y = x * 1
+        v = y[0]
+        y += 1
+        return v
+
+    ex = _explain_and_compare(fn, np.arange(6.0).reshape(2, 3))
+    assert ex.graph_count == 0 and "shares memory" in ex.break_reasons[0]
+
+
+def test_item_assignment_into_a_temporary():
+    def fn(x):
+        y = np.zeros_like(x)
+        y[0] = 1.0
+        y[1:] = x[1:] * 2
+        return y
+
+    ex = _explain_and_compare(fn, np.arange(4.0))
+    assert ex.graph_count == 1
+
+
+def test_data_dependent_branch_runs_natively():
+    def fn(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    ex = _explain_and_compare(fn, np.ones(3))
+    assert ex.graph_count == 0 and "data-dependent" in ex.break_reasons[0]
+
+
+def test_shape_dependent_branch_is_specialised_and_guarded():
+    def fn(x):
+        if x.shape[0] > 3:
+            return x[:3] * 2
+        return x + 1
+
+    compiled = compiler.compile(fn)
+    for n in (5, 2, 5, 2):
+        x = np.arange(float(n))
+        np.testing.assert_array_equal(compiled(x), fn(x))
+    assert len(compiler.events()) == 2
+    assert compiler.events()[1].recompile_reason == "L['x'].shape == (5,)"
+
+
+def test_comprehensions_generators_and_unpacking():
+    def fn(x):
+        rows = [x[i] * i for i in range(x.shape[0])]
+        total = sum(r.sum() for r in rows)
+        first, *rest = rows
+        pairs = {k: v for k, v in zip("ab", rest)}
+        return total, first, pairs, len(rest)
+
+    ex = _explain_and_compare(fn, np.arange(6.0).reshape(3, 2))
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+
+
+def test_closures_nonlocal_and_lambdas():
+    def fn(x):
+        count = 0
+
+        def bump(v):
+            nonlocal count
+            count += 1
+            return v * count
+
+        square = lambda v: v * v  # noqa: E731
+        return square(bump(x)) + bump(x), count
+
+    ex = _explain_and_compare(fn, np.arange(3.0))
+    assert ex.graph_count == 1
+
+
+def test_exception_raised_and_caught_in_the_frame():
+    def fn(x, table):
+        try:
+            scale = table["scale"]
+        except KeyError as e:
+            scale = len(str(e))
+        finally:
+            x = x + 1
+        return x * scale
+
+    for table in ({}, {"scale": 3.0}):
+        ex = _explain_and_compare(fn, np.arange(3.0), table)
+        assert ex.graph_count == 1
+
+
+def test_exception_leaving_the_frame_is_raised_by_the_native_run():
+    def fn(x):
+        if x.ndim != 2:
+            raise ValueError(f"need a matrix, got {x.ndim} dims")
+        return x.T
+
+    compiled = compiler.compile(fn)
+    with pytest.raises(ValueError, match="need a matrix, got 1 dims"):
+        compiled(np.ones(3))
+    np.testing.assert_array_equal(compiled(np.ones((2, 3))), np.ones((3, 2)))
+
+
+class _Affine:
+    bias = 1.0
+
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return x * self.w + self.bias
+
+    @property
+    def double(self):
+        return self.w * 2
+
+
+class _Shifted(_Affine):
+    def __call__(self, x):
+        return super().__call__(x) - 1
+
+
+def test_objects_made_in_the_trace_and_returned():
+    def fn(x):
+        layer = _Shifted(3.0)
+        layer.extra = layer.double
+        return layer(x), layer
+
+    ex = compiler.explain(fn, np.arange(3.0))  # an object is compared by its attributes below
+    out, obj = ex.result
+    np.testing.assert_array_equal(out, fn(np.arange(3.0))[0])
+    assert type(obj) is _Shifted and obj.w == 3.0 and obj.extra == 6.0
+    assert ex.graph_count == 1
+
+
+def test_collections_containers():
+    Point = collections.namedtuple("Point", "x y")
+
+    def fn(a):
+        d = collections.OrderedDict()
+        d["b"] = a * 2
+        d["a"] = a + 1
+        counts = collections.defaultdict(int)
+        for key in "abca":
+            counts[key] += 1
+        p = Point(a, a.sum())
+        return d, dict(counts), p._replace(y=1), p.y
+
+    ex = _explain_and_compare(fn, np.arange(3.0))
+    assert ex.graph_count == 1
+
+
+def test_formatting_and_builtins_at_trace_time():
+    def fn(x):
+        label = f"{x.shape[0]:03d}-{x.dtype}" + " %s" % (x.ndim,)
+        scale = max(2, min(x.shape)) + abs(-1) + int(3.7) + round(2.5)
+        return label, x * scale
+
+    ex = _explain_and_compare(fn, np.arange(4.0))
+    assert ex.graph_count == 1
+
+
+def test_inputs_are_never_mutated_by_the_trace():
+    def fn(xs, d):
+        ys = list(xs)
+        ys.append(xs[0] * 2)
+        e = dict(d)
+        e["new"] = 1
+        return ys, e
+
+    xs = [np.ones(2)]
+    d = {"a": 1}
+    ex = _explain_and_compare(fn, xs, d)
+    assert len(xs) == 1 and d == {"a": 1}
+    assert ex.graph_count == 1
+
+
+def test_mutating_an_input_list_runs_natively():
+    def fn(xs):
+        xs.append(1)
+        return len(xs)
+
+    compiled = compiler.compile(fn)
+    xs = [0]
+    assert compiled(xs) == 2 and xs == [0, 1]
+    assert "mutates" in compiler.events()[0].fallback_reason
