@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.backends.triton import TOLERANCES, toolchain
+from compiler.backends.triton import toolchain
 from compiler.backends.triton.codegen import build_program
 from compiler.backends.triton.interpret import HostArrays, HostBuffer, run_interpreted
-from tests.triton.triton_graphs import LOWERED, eager_outputs
+from tests.triton.triton_graphs import LOWERED, assert_matches_eager, eager_outputs
 
 pytestmark = pytest.mark.skipif(toolchain.triton_version() is None,
                                 reason="triton not installable on this interpreter "
@@ -30,16 +30,7 @@ def interpreted():
 @pytest.mark.parametrize("case", LOWERED, ids=lambda c: c.name)
 def test_interpreter_matches_eager(case, interpreted):
     got, want = interpreted[case.name]
-    assert len(got) == len(want)
-    for value, reference in zip(got, want):
-        assert type(value) is type(reference)
-        assert np.asarray(value).dtype == np.asarray(reference).dtype
-        assert np.shape(value) == np.shape(reference)
-        if np.asarray(reference).dtype.kind == "f":
-            rtol, atol = TOLERANCES[np.asarray(reference).dtype.name]
-            np.testing.assert_allclose(value, reference, rtol=rtol, atol=atol, equal_nan=True)
-        else:
-            np.testing.assert_array_equal(value, reference)
+    assert_matches_eager(case.build(), got, want)
 
 
 def test_nan_propagates_through_max_min_and_maximum(interpreted):
@@ -56,3 +47,38 @@ def test_host_buffer_is_zero_copy():
     other = HostArrays().upload(np.ones(6, dtype=np.float32))
     buffer.copy_(other)
     assert (array == 1).all()
+
+
+@pytest.fixture(scope="module")
+def generated():
+    from hypothesis import HealthCheck, given, settings
+
+    from compiler.backends.triton.lowering import NotLowerable
+    from tests.triton.triton_graphs import reduction_programs
+
+    collected, fallbacks = [], []
+
+    @settings(max_examples=80, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(reduction_programs())
+    def gather(program):
+        graph, inputs = program
+        try:
+            lowered = build_program(graph)
+        except NotLowerable as reason:
+            fallbacks.append(str(reason))
+            return
+        collected.append((graph, inputs, lowered, eager_outputs(graph, inputs)))
+
+    gather()
+    outputs = run_interpreted([(lowered, inputs) for _, inputs, lowered, _ in collected])
+    return collected, outputs, fallbacks
+
+
+def test_generated_reduction_programs_match_eager(generated):
+    collected, outputs, fallbacks = generated
+    assert len(collected) >= 40, f"too few programs lowered; reasons: {fallbacks[:5]}"
+    kinds = {kernel.kind for _, _, lowered, _ in collected for kernel in lowered.kernels}
+    assert kinds == {"pointwise", "row", "reduce"}
+    for (graph, _, _, want), got in zip(collected, outputs):
+        assert_matches_eager(graph, got, want)

@@ -297,3 +297,87 @@ def eager_outputs(graph: Graph, inputs: List[np.ndarray]) -> tuple:
 
 def node_named(graph: Graph, name: str) -> Node:
     return next(n for n in graph.nodes if n.name == name)
+
+
+# ---------------------------------------------------------------------------
+# generated programs: an elementwise prologue, a reduction, an epilogue
+
+GENERATED_DTYPES = [np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32,
+                                          np.uint8, np.bool_)]
+
+
+def reduction_programs():
+    """A hypothesis strategy: (graph, inputs) with one reduction over a random
+    axis choice (None, an int, contiguous axes), keepdims or not, between
+    random elementwise ops; float inputs sometimes hold NaNs."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def build(draw):
+        ndim = draw(st.integers(1, 3))
+        shape = tuple(draw(st.lists(st.integers(1, 6), min_size=ndim, max_size=ndim)))
+        if draw(st.booleans()):
+            shape = shape[:-1] + (draw(st.sampled_from([17, 64, 300])),)
+        dtype = draw(st.sampled_from(GENERATED_DTYPES))
+        g = Graph()
+        x = g.placeholder("x", TensorMeta(shape, dtype))
+        rng = np.random.default_rng(draw(st.integers(0, 2 ** 16)))
+        value = random_inputs(g, rng)[0]
+        if dtype.kind == "f" and draw(st.booleans()):
+            value.reshape(-1)[draw(st.integers(0, value.size - 1))] = np.nan
+        inputs = [value]
+        source: Node = x
+        if draw(st.booleans()) and dtype.kind != "b":
+            source = g.call(oper("mul"), (source, draw(st.sampled_from([2, 3]))), {})
+        if draw(st.booleans()):
+            other_shape = shape[-1:] if draw(st.booleans()) else shape
+            y = g.placeholder("y", TensorMeta(other_shape, dtype))
+            inputs.append(random_inputs(g, rng)[1])
+            source = g.call(fn(np.maximum), (source, y), {})
+        op = draw(st.sampled_from(["sum", "mean", "max", "min"]))
+        axis_kind = draw(st.sampled_from(["none", "last", "int", "range"]))
+        kwargs: dict = {}
+        if axis_kind == "last":
+            kwargs["axis"] = -1
+        elif axis_kind == "int":
+            kwargs["axis"] = draw(st.integers(0, ndim - 1))
+        elif axis_kind == "range":
+            first = draw(st.integers(0, ndim - 1))
+            kwargs["axis"] = tuple(range(first, draw(st.integers(first, ndim - 1)) + 1))
+        keepdims = draw(st.booleans())
+        if keepdims:
+            kwargs["keepdims"] = True
+        if draw(st.booleans()):
+            reduced = g.call(method(op), (source,), kwargs)
+        else:
+            reduced = g.call(fn(getattr(np, op)), (source,), kwargs)
+        outputs = [reduced]
+        if keepdims and draw(st.booleans()):
+            outputs.append(g.call(oper("sub" if dtype.kind != "b" else "eq"), (source, reduced), {}))
+        if draw(st.booleans()) and reduced.meta.dtype.kind != "b":
+            outputs.append(g.call(oper("mul"), (reduced, 2), {}))
+        g.output(outputs)
+        return g, inputs
+
+    return build()
+
+
+def assert_matches_eager(graph: Graph, got: tuple, want: tuple) -> None:
+    """Same types, dtypes and shapes; integers and bools equal; floats within
+    the tolerance of the least precise float dtype anywhere in the graph."""
+    from compiler.backends.triton import TOLERANCES
+
+    floats = [n.meta.dtype for n in graph.nodes
+              if isinstance(n.meta, TensorMeta) and n.meta.dtype.kind == "f"]
+    loosest = min(floats, key=lambda d: d.itemsize).name if floats else "float64"
+    assert len(got) == len(want)
+    for value, reference in zip(got, want):
+        assert type(value) is type(reference), str(graph)
+        assert np.asarray(value).dtype == np.asarray(reference).dtype, str(graph)
+        assert np.shape(value) == np.shape(reference), str(graph)
+        if np.asarray(reference).dtype.kind == "f":
+            rtol, atol = TOLERANCES[loosest]
+            np.testing.assert_allclose(value, reference, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=str(graph))
+        else:
+            np.testing.assert_array_equal(value, reference, err_msg=str(graph))

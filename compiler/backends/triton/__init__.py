@@ -31,8 +31,9 @@ from compiler.graph import Graph
 
 logger = logging.getLogger("compiler.backends.triton")
 
-# How close results are to the eager backend's, per result dtype: (rtol, atol).
-# Integers and bools are exact.  Floats differ by summation order (a block
+# How close results are to the eager backend's: (rtol, atol) of the least
+# precise float dtype a result depends on (a float64 result computed from a
+# float32 sum carries float32 error).  Integers and bools are exact.  Floats differ by summation order (a block
 # tree instead of NumPy's pairwise sum), fused multiply-add
 # (TRITON_DEFAULT_FP_FUSION=1) and the GPU's exp/log/sin/sqrt, which are
 # within a few ulp; float16 sums and means accumulate in float32 (more exact
