@@ -78,7 +78,8 @@ def matmul_chain(a, b, c):
     return a @ b @ c
 
 
-@case(calls=lambda a: [(a.f(8),), (a.f(2, 3),), (a.i(4),), (a.f(5, dtype=np.float32),)], nodes=3)
+@case(calls=lambda a: [(a.f(8),), (a.f(2, 3),), (a.i(4),), (a.f(5, dtype=np.float32),)], nodes=3,
+      promotion_sensitive=[3])
 def numpy_scalar_arithmetic(x):
     s = x.sum()
     return s * 2 + 1
@@ -86,7 +87,7 @@ def numpy_scalar_arithmetic(x):
 
 @case(calls=lambda a: [(np.array(2.5), a.f(3)), (np.array(-1.0, dtype=np.float32), a.f(2, 2, dtype=np.float32)),
                        (np.array(3), a.i(4))],
-      nodes=2)
+      nodes=2, promotion_sensitive=[1])
 def zero_d_array_operands(x0, y):
     return x0 * y, x0 + 1
 

@@ -60,7 +60,7 @@ def dict_items_weighted_sum(x):
     return total
 
 
-@case(calls=lambda a: [(a.f(3),), (a.f(3, dtype=np.float32),)], nodes=3)
+@case(calls=lambda a: [(a.f(3),), (a.f(3, dtype=np.float32),)], nodes=3, promotion_sensitive=[1])
 def numpy_scalar_values(x):
     s = x.sum()
     return s, s + 1.0, -s

@@ -14,6 +14,9 @@ A corpus entry is ordinary NumPy user code plus a declaration:
   one entry per call; ``None`` in the list means "not asserted for this call"
   (a call that raises, for example).
 * ``raises``: indices of the calls on which the plain function raises.
+* ``promotion_sensitive``: indices of calls whose result dtypes follow NEP 50 (a float32 NumPy scalar with a
+  Python number stays float32 on NumPy 2 but becomes float64 on NumPy 1.x, the only NumPy CPython 3.8 has):
+  their graph text legitimately differs between NumPy majors and is compared on NumPy >= 2 only.
 * ``close``: why results may differ by floating-point reassociation; when
   set, float results are compared with ``allclose`` instead of exactly.
 """
@@ -89,6 +92,7 @@ class Case:
     breaks: Optional[int] = 0
     nodes: NodeSpec = None
     raises: FrozenSet[int] = frozenset()
+    promotion_sensitive: FrozenSet[int] = frozenset()
     close: Optional[str] = None
     family: str = ""
     notes: str = ""
@@ -117,7 +121,7 @@ _REGISTRY: Dict[str, Case] = {}
 
 def case(*, calls: Callable[[ArgMaker], List[CallSpec]], graphs: Optional[int] = 1,
          breaks: Optional[int] = 0, nodes: NodeSpec = None, raises: Iterable[int] = (),
-         close: Optional[str] = None, name: Optional[str] = None,
+         promotion_sensitive: Iterable[int] = (), close: Optional[str] = None, name: Optional[str] = None,
          notes: str = "") -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as a corpus case; returns the function unchanged."""
 
@@ -130,7 +134,8 @@ def case(*, calls: Callable[[ArgMaker], List[CallSpec]], graphs: Optional[int] =
             raise ValueError(f"corpus case {full_name}: a graph case must declare nodes=")
         _REGISTRY[full_name] = Case(name=full_name, fn=fn, make_calls=calls, graphs=graphs,
                                     breaks=breaks if graphs is not None else None, nodes=nodes,
-                                    raises=frozenset(raises), close=close, family=family,
+                                    raises=frozenset(raises), promotion_sensitive=frozenset(promotion_sensitive),
+                                    close=close, family=family,
                                     notes=notes)
         return fn
 

@@ -39,11 +39,11 @@ def star_unpacking_in_calls_and_displays(x, y):
     return out, shapes, len(both), merged, {*x.shape, *y.shape}
 
 
-@case(calls=lambda a: [(a.f(4),), (a.f(2, 3),)], nodes=3)
+@case(calls=lambda a: [(a.f(4),), (a.f(2, 3),)], nodes=4)
 def augmented_assignment_on_attribute_and_item(x):
     state = {"acc": x * 1}
     state["acc"] += 1
-    box = _Box(x)
+    box = _Box(x + 0)
     box.value *= 3
     return state["acc"], box.value
 
