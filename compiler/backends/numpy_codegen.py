@@ -6,6 +6,16 @@ in it: graph values by their node names (which never start with "_"), NumPy
 as ``_np``, and everything that has no literal spelling (dtypes, NumPy
 scalars, non-finite floats, user functions) bound as ``_c<N>`` / ``_f<N>``.
 
+Results equal the eager backend's: the same NumPy functions run in the same
+order, ``out=`` changes where a result is stored, not its value, and a
+fused region writes into reused buffers only when every array it reads is
+C-contiguous (then NumPy would have made C-contiguous results too; otherwise
+the region runs unfused, so result layouts match as well).  Floating-point
+values are compared in the tests with a relative tolerance of 1e-3 (float16),
+1e-5 (float32, complex64) and 1e-12 (float64, complex128), for SIMD paths of
+transcendental functions that may differ with memory alignment; integer and
+boolean results are exact.
+
 A graph this module cannot lower runs through the eager backend instead,
 with the reason logged on ``compiler.backends`` and kept in
 ``fallback_reason``.
