@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import types
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 from .graph import Graph, Node
 from .guards import GuardSet, Namespace
@@ -31,6 +31,23 @@ class OutputGraph:
         self._wrapped: Dict[Source, VariableTracker] = {}
         # Input arrays in placeholder order, with the source each one is read from.
         self.graph_inputs: List[Source] = []
+        # Generators are traced eagerly (all items at creation); that is exact only while no
+        # mutation interleaves with their lazy execution.  See note_mutation.
+        self.generator_starts: List[int] = []
+        self.pending_generators: List[Tuple[Any, Set[int]]] = []
+
+    def note_mutation(self, var: VariableTracker, what: str) -> None:
+        """Refuse mutations that would make eager generator tracing differ from Python's
+        lazy generators: a generator body changing an object from outside it, or anything
+        an unfinished generator can reach changing before the generator is exhausted."""
+        from .exc import Unsupported
+        if self.generator_starts and var.serial < self.generator_starts[-1]:
+            raise Unsupported(f"{what} inside a generator body, on an object from outside it "
+                              "(generators are traced eagerly)")
+        for iterator, reachable in self.pending_generators:
+            if iterator.pos < len(iterator.items) and var.serial in reachable:
+                raise Unsupported(f"{what} on an object an unfinished generator reads "
+                                  "(generators are traced eagerly)")
 
     def wrap(self, value: Any, source: Optional[Source]) -> VariableTracker:
         from .variables.builder import wrap

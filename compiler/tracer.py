@@ -183,11 +183,19 @@ class InstructionTranslatorBase:
         if code.co_flags & (inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR | inspect_CO_ITERABLE_COROUTINE):
             raise self.unsupported(f"{fn.describe()} is a coroutine or async generator")
         sub = InliningTranslator(self, fn, bound)
-        result = sub.run_inlined()
-        if code.co_flags & inspect_CO_GENERATOR:
-            from .variables.containers import IteratorVariable
-            return IteratorVariable(sub.yielded or [], "generator")
-        return result
+        if not code.co_flags & inspect_CO_GENERATOR:
+            return sub.run_inlined()
+        from .variables.base import current_serial
+        from .variables.containers import IteratorVariable
+        starts = self.output.generator_starts
+        starts.append(current_serial())
+        try:
+            sub.run_inlined()
+        finally:
+            starts.pop()
+        iterator = IteratorVariable(sub.yielded or [], "generator")
+        self.output.pending_generators.append((iterator, _reachable(list(bound.values()) + list(sub.cells.values()))))
+        return iterator
 
     # -- the loop -----------------------------------------------------------
     def step(self) -> None:
@@ -302,6 +310,30 @@ class InstructionTranslatorBase:
 
     def do_return(self, value: VariableTracker) -> None:
         raise _Return(value)
+
+
+def _reachable(roots: List[VariableTracker], depth: int = 3) -> set:
+    """Serials of the trackers a generator frame can reach from its arguments and cells."""
+    from .variables.containers import BaseListVariable, DictVariable
+    from .variables.user_objects import TracedObjectVariable
+    seen: set = set()
+    frontier = list(roots)
+    for _ in range(depth):
+        following: List[VariableTracker] = []
+        for var in frontier:
+            if var.serial in seen:
+                continue
+            seen.add(var.serial)
+            if isinstance(var, CellVariable) and var.contents is not None:
+                following.append(var.contents)
+            elif isinstance(var, BaseListVariable):
+                following.extend(var.items)
+            elif isinstance(var, DictVariable):
+                following.extend(var.items.values())
+            elif isinstance(var, TracedObjectVariable):
+                following.extend(var.attrs.values())
+        frontier = following
+    return seen
 
 
 inspect_CO_GENERATOR = 0x20

@@ -104,7 +104,7 @@ class ArrayVariable(VariableTracker):
             raise Unsupported(f"{what} into {self.describe()}")
         self.assert_private_temporary(what)
         result = call_op(tx, setitem_op(), [self, key, value], {}, fresh=True)
-        self.rebind(result, what)  # type: ignore[arg-type]
+        self.rebind(tx, result, what)  # type: ignore[arg-type]
 
     def reconstruct(self, cg) -> str:
         if self.source is not None and not self.rebound:
@@ -118,7 +118,8 @@ class ArrayVariable(VariableTracker):
         if self.view_bases or self.has_views:
             raise Unsupported(f"{what} on an array that shares memory with another (view aliasing)")
 
-    def rebind(self, result: "ArrayVariable", what: str) -> None:
+    def rebind(self, tx, result: "ArrayVariable", what: str) -> None:
+        tx.output.note_mutation(self, what)
         if not result.meta.same_value_type(self.meta):
             raise Unsupported(f"{what} would change {self.describe()} to {result.describe()} "
                               "(NumPy's in-place casting rules)")

@@ -11,6 +11,7 @@ base class gives that answer for everything.
 """
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from ..exc import Unsupported
@@ -21,11 +22,21 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..entry_codegen import OutputCodegen
 
 
+_serials = itertools.count()
+
+
+def current_serial() -> int:
+    """The serial the next tracker will get."""
+    return VariableTracker().serial + 1
+
+
 class VariableTracker:
     """Base class of every symbolic value."""
 
     def __init__(self, source: Optional[Source] = None) -> None:
         self.source = source
+        # Creation order: tells objects older than a traced generator body from its own.
+        self.serial = next(_serials)
 
     # -- what it is -------------------------------------------------------
     def python_type(self) -> type:

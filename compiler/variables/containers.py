@@ -15,7 +15,8 @@ from .base import VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable
 
 
-def _check_mutable(var: VariableTracker, what: str) -> None:
+def _check_mutable(tx, var: VariableTracker, what: str) -> None:
+    tx.output.note_mutation(var, what)
     if var.source is not None:
         raise Unsupported(f"{what} mutates {var.describe()} from {var.source.name()} "
                           "(a side effect on the caller's object)")
@@ -142,7 +143,7 @@ class ListVariable(BaseListVariable):
         return False  # a list is mutable: never folded into a shared constant
 
     def setitem(self, tx, key, value) -> None:
-        _check_mutable(self, "list item assignment")
+        _check_mutable(tx, self, "list item assignment")
         index = key.as_python_constant()
         if isinstance(index, slice):
             self.items[index] = value.unpack(tx)
@@ -150,42 +151,42 @@ class ListVariable(BaseListVariable):
             self.items[index] = value
 
     def delitem(self, tx, key) -> None:
-        _check_mutable(self, "list item deletion")
+        _check_mutable(tx, self, "list item deletion")
         del self.items[key.as_python_constant()]
 
     def call_method(self, tx, name, args, kwargs) -> VariableTracker:
         if kwargs and name != "sort":
             raise Unsupported(f"list.{name} with keyword arguments")
         if name == "append" and len(args) == 1:
-            _check_mutable(self, "list.append")
+            _check_mutable(tx, self, "list.append")
             self.items.append(args[0])
             return ConstantVariable(None)
         if name == "extend" and len(args) == 1:
-            _check_mutable(self, "list.extend")
+            _check_mutable(tx, self, "list.extend")
             self.items.extend(args[0].unpack(tx))
             return ConstantVariable(None)
         if name == "insert" and len(args) == 2:
-            _check_mutable(self, "list.insert")
+            _check_mutable(tx, self, "list.insert")
             self.items.insert(args[0].as_python_constant(), args[1])
             return ConstantVariable(None)
         if name == "pop" and len(args) <= 1:
-            _check_mutable(self, "list.pop")
+            _check_mutable(tx, self, "list.pop")
             if not self.items:
                 tx.raise_python_exception(IndexError("pop from empty list"))
             index = args[0].as_python_constant() if args else -1
             return self.items.pop(index)
         if name == "reverse" and not args:
-            _check_mutable(self, "list.reverse")
+            _check_mutable(tx, self, "list.reverse")
             self.items.reverse()
             return ConstantVariable(None)
         if name == "clear" and not args:
-            _check_mutable(self, "list.clear")
+            _check_mutable(tx, self, "list.clear")
             self.items.clear()
             return ConstantVariable(None)
         if name == "copy" and not args:
             return ListVariable(self.items)
         if name == "sort" and not args:
-            _check_mutable(self, "list.sort")
+            _check_mutable(tx, self, "list.sort")
             if not all_constant(self.items):
                 raise Unsupported("list.sort of non-constant items")
             values = constants_of(self.items)
@@ -291,18 +292,18 @@ class DictVariable(_MethodsByName, VariableTracker):
         if k in self.items:
             return self.items[k]
         if self.default_factory is not None:
-            _check_mutable(self, "defaultdict missing-key insertion")
+            _check_mutable(tx, self, "defaultdict missing-key insertion")
             value = self.default_factory.call(tx, [], {})
             self.items[k] = value
             return value
         tx.raise_python_exception(KeyError(k))
 
     def setitem(self, tx, key, value) -> None:
-        _check_mutable(self, "dict item assignment")
+        _check_mutable(tx, self, "dict item assignment")
         self.items[_const_key(key)] = value
 
     def delitem(self, tx, key) -> None:
-        _check_mutable(self, "dict item deletion")
+        _check_mutable(tx, self, "dict item deletion")
         k = _const_key(key)
         if k not in self.items:
             tx.raise_python_exception(KeyError(k))
@@ -330,19 +331,19 @@ class DictVariable(_MethodsByName, VariableTracker):
         if name == "setdefault" and 1 <= len(args) <= 2:
             k = _const_key(args[0])
             if k not in self.items:
-                _check_mutable(self, "dict.setdefault")
+                _check_mutable(tx, self, "dict.setdefault")
                 self.items[k] = args[1] if len(args) == 2 else ConstantVariable(None)
             return self.items[k]
         if name == "pop" and 1 <= len(args) <= 2:
             k = _const_key(args[0])
             if k in self.items:
-                _check_mutable(self, "dict.pop")
+                _check_mutable(tx, self, "dict.pop")
                 return self.items.pop(k)
             if len(args) == 2:
                 return args[1]
             tx.raise_python_exception(KeyError(k))
         if name == "update":
-            _check_mutable(self, "dict.update")
+            _check_mutable(tx, self, "dict.update")
             for arg in args:
                 if isinstance(arg, DictVariable):
                     self.items.update(arg.items)
@@ -354,11 +355,11 @@ class DictVariable(_MethodsByName, VariableTracker):
                 self.items[key] = value
             return ConstantVariable(None)
         if name == "clear" and not args:
-            _check_mutable(self, "dict.clear")
+            _check_mutable(tx, self, "dict.clear")
             self.items.clear()
             return ConstantVariable(None)
         if name == "move_to_end" and self.cls is collections.OrderedDict:
-            _check_mutable(self, "OrderedDict.move_to_end")
+            _check_mutable(tx, self, "OrderedDict.move_to_end")
             k = _const_key(args[0])
             last = kwargs["last"].as_python_constant() if "last" in kwargs else (
                 args[1].as_python_constant() if len(args) > 1 else True)
@@ -445,7 +446,7 @@ class SetVariable(_MethodsByName, VariableTracker):
     def call_method(self, tx, name, args, kwargs) -> VariableTracker:
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update"):
-            _check_mutable(self, f"set.{name}")
+            _check_mutable(tx, self, f"set.{name}")
             if name == "add":
                 self.values.add(_const_key(args[0]))
             elif name == "discard":

@@ -46,6 +46,7 @@ class CellVariable(VariableTracker):
         return self.contents
 
     def store(self, tx, value: VariableTracker) -> None:
+        tx.output.note_mutation(self, f"store into closure variable {self.name!r}")
         if self.external:
             raise Unsupported(f"nonlocal store into {self.name!r}, a closure cell of a function "
                               "defined outside the compiled frame (a side effect)")

@@ -48,7 +48,7 @@ def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bo
         if inplace and isinstance(a, ArrayVariable) and a.meta.kind == "array":
             # NumPy's in-place operator writes into a's buffer: every alias sees it.
             a.assert_private_temporary(f"in-place operator {name}=")
-            a.rebind(result, f"in-place operator {name}=")  # type: ignore[arg-type]
+            a.rebind(tx, result, f"in-place operator {name}=")  # type: ignore[arg-type]
             return a
         return result
     if a.is_python_constant() and b.is_python_constant():

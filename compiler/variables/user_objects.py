@@ -277,12 +277,14 @@ class TracedObjectVariable(VariableTracker):
         return class_attribute(tx, self, self.cls, self.cls_var.source, name, class_attr)
 
     def setattr(self, tx, name: str, value: VariableTracker) -> None:
+        tx.output.note_mutation(self, f"attribute store .{name}")
         if _is_data_descriptor(_class_lookup(self.cls, name)) or \
                 _class_lookup(self.cls, "__setattr__") is not object.__setattr__:
             raise Unsupported(f"attribute store {name!r} through a descriptor or __setattr__")
         self.attrs[name] = value
 
     def delattr(self, tx, name: str) -> None:
+        tx.output.note_mutation(self, f"attribute delete .{name}")
         if name not in self.attrs:
             tx.raise_python_exception(AttributeError(name))
         del self.attrs[name]

@@ -245,3 +245,35 @@ def test_mutating_an_input_list_runs_natively():
     xs = [0]
     assert compiled(xs) == 2 and xs == [0, 1]
     assert "mutates" in compiler.events()[0].fallback_reason
+
+
+def test_generators_are_exact_or_refused():
+    def partially_consumed_with_side_effect(x):
+        log = []
+
+        def gen():
+            for i in range(3):
+                log.append(i)
+                yield x * i
+
+        first = next(gen())
+        return log, first
+
+    def mutated_while_pending(x):
+        s = [1.0]
+        values = (x * s[0] for _ in range(2))
+        a = next(values)
+        s[0] = 5.0
+        return a, next(values)
+
+    def fully_consumed(x):
+        out = []
+        for v in (x * i for i in range(3)):
+            out.append(v)
+        return out, sum(x * i for i in range(4))
+
+    for fn, graphs in ((partially_consumed_with_side_effect, 0), (mutated_while_pending, 0),
+                       (fully_consumed, 1)):
+        compiler.reset()
+        ex = _explain_and_compare(fn, np.arange(2.0))
+        assert ex.graph_count == graphs, (fn.__name__, ex.break_reasons)
