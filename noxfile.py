@@ -113,16 +113,26 @@ def _install_once(session: nox.Session, extras: str) -> None:
         stamp.write_text(stamp_text)
 
 
+def _install_numpy_pre_release(session: nox.Session) -> None:
+    """NumPy's nightly wheel, else PyPI's newest pre-release (release candidates), else the
+    release already installed; the cell's environment records which NumPy ran."""
+    attempts = [("the nightly wheels", ["--extra-index-url", NUMPY_NIGHTLY_INDEX]), ("PyPI", [])]
+    for where, index in attempts:
+        try:
+            session.install("--pre", "--upgrade", *index, "numpy")
+            return
+        except nox.command.CommandFailed:
+            session.warn(f"no NumPy pre-release from {where} for Python {session.python} (see above)")
+    session.warn("this nightly cell runs the NumPy release already installed")
+
+
 def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, nightly: bool = False) -> None:
     """Run one cell; exits 0 whatever the metrics say (the report session judges)."""
     # The cell runner needs numpy and the project only; the triton cell also Triton.
     extras = "gpu" if backend == "triton" and not os.environ.get("TRACEMATRIX_NO_TRITON") else ""
     _install_once(session, extras)
     if nightly:
-        try:
-            session.install("--pre", "--upgrade", "--extra-index-url", NUMPY_NIGHTLY_INDEX, "numpy")
-        except nox.command.CommandFailed:
-            session.warn(f"no NumPy pre-release for Python {session.python}; this cell runs the newest release")
+        _install_numpy_pre_release(session)
     _CELLS_RAN[results] = out
     session.notify("report")
     args = ["python", "-m", "matrix", "run", "--backend", backend,

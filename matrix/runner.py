@@ -16,7 +16,7 @@ import time
 import traceback
 from multiprocessing.connection import wait
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from matrix import environment, schema
 from matrix.cases import Case, load_suite, select
@@ -70,7 +70,7 @@ def _probe_kernel_count(case: Case, engine: Any, backend: str) -> Optional[int]:
     return sum(known) if known else None
 
 
-def _status(problem: Optional[str], summary: schema.Json) -> "tuple[str, Optional[str]]":
+def _status(problem: Optional[str], summary: schema.Json) -> Tuple[str, Optional[str]]:
     if problem:
         return "mismatch", problem
     if not summary["events"]:
@@ -217,8 +217,10 @@ def run_cell(*, backend: str, suite: str = "matrix.cases", pattern: Optional[str
     try:
         engine = load_engine(engine_spec)  # imported once here, inherited by forked workers
         state = engine.backend_state(backend)
-        if state.run_as is not None and hasattr(engine, "warm_up"):
-            engine.warm_up(state.run_as)
+        if hasattr(engine, "warm_up"):
+            for warm in (state.run_as, state.probe):
+                if warm is not None:
+                    engine.warm_up(warm)
     except Exception as err:
         state = BackendState(f"{schema.CELL_ERROR_PREFIX}cannot load engine {engine_spec!r}: "
                              f"{type(err).__name__}: {err}", None)
