@@ -49,7 +49,43 @@ OPS: List[Tuple[str, int, int]] = [
     ("{0}[..., None]", 1, 1),
     ("{0}.astype(np.float32)", 1, 1),
     ("np.clip({0}, -1.0, 1.0)", 1, 1),
+    ("{0} // 3", 1, 1),
+    ("{0} % 4", 1, 1),
+    ("{0} ** 2", 1, 1),
+    ("{0} / ({1} * {1} + 1)", 2, 3),
+    ("{0} == {1}", 2, 1),
+    ("{0} != 0", 1, 1),
+    ("{0}.astype(bool)", 1, 1),
+    ("np.where({0} > 0, 1.5, {0})", 1, 2),
+    ("{0}.max()", 1, 1),
+    ("np.mean({0}, axis=0)", 1, 1),
+    ("{0}.std()", 1, 1),
+    ("np.cumsum({0})", 1, 1),
+    ("{0}[1:]", 1, 1),
+    ("{0}[..., ::2]", 1, 1),
+    ("np.concatenate([{0}, {1}])", 2, 1),
+    ("np.stack([{0}, {0}])", 1, 1),
+    ("{0} @ {1}", 2, 1),
+    ("{0} + True", 1, 1),
+    ("{0}.astype(np.int8) * 3", 1, 2),
+    ("np.exp({0}) / np.exp({0}).sum(axis=-1, keepdims=True)", 1, 4),
+    ("np.square({0}) - {0}", 1, 2),
+    ("abs({0})", 1, 1),
+    ("~({0} > 0)", 1, 2),
+    ("{0} & {1}", 2, 1),
+    ("{0}.swapaxes(0, -1)", 1, 1),
+    ("np.expand_dims({0}, 0)", 1, 1),
+    ("{0}.ravel()", 1, 1),
+    ("{0}.copy()", 1, 1),
+    ("np.zeros_like({0}) + 1", 1, 2),
+    ("np.linalg.norm({0})", 1, 1),
+    ("np.sum({0}, axis=None, keepdims=False)", 1, 1),
+    ("np.prod({0}, axis=0)", 1, 1),
+    ("np.argmax({0}, axis=-1)", 1, 1),
 ]
+# NumPy 2 promotes by NEP 50; NumPy 1.x (CPython 3.8's) decides some result dtypes from the value of a 0-d
+# operand, which the tracer rightly refuses to infer without the data.
+NEP50_PROMOTION = int(np.__version__.split(".")[0]) >= 2
 DTYPES = (np.float64, np.float32, np.int64, np.int32, np.bool_)
 
 
@@ -115,7 +151,7 @@ def _fresh_compiler():
     compiler.reset()
 
 
-@settings(max_examples=60, deadline=None, derandomize=True,
+@settings(max_examples=100, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(programs())
 def test_random_program_compiled_equals_plain(program):
@@ -129,7 +165,7 @@ def test_random_program_compiled_equals_plain(program):
     assert_same_outcome(run(fn, again), run(compiled, again), close=None, where=source + "(second call)")
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=80, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(programs())
 def test_random_program_is_one_graph(program):
@@ -140,5 +176,8 @@ def test_random_program_is_one_graph(program):
     compiler.reset()
     with contextlib.redirect_stdout(io.StringIO()):
         ex = compiler.explain(_build(source), *inputs)
-    assert (ex.graph_count, ex.graph_break_count) == (1, 0), f"{source}: {list(ex.break_reasons)}"
+    reasons = list(ex.break_reasons)
+    if not NEP50_PROMOTION and ex.graph_count == 0 and any("value-based casting" in r for r in reasons):
+        return  # the frame ran natively for a documented NumPy 1.x reason; the differential test covers it
+    assert (ex.graph_count, ex.graph_break_count) == (1, 0), f"{source}: {reasons}"
     assert [len(ops) for ops in ex.ops_per_graph] == [nodes], f"{source}: {list(ex.ops_per_graph)}"
