@@ -176,7 +176,9 @@ def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event
         tx.flush_segment()
         cg = OutputCodegen(tx, tx.output.ns)
         return_expr = result.reconstruct(cg)
-        return _graph_entry(fn, tx, cg, names, return_expr, backend, event)
+        effects = tx.output.side_effects.replay(cg)
+        tx.output.finalize_alias_guards()
+        return _graph_entry(fn, tx, cg, names, return_expr, effects, backend, event)
     except Unsupported as e:
         if e.where is None and tx is not None:
             e.where = tx.where()
@@ -194,7 +196,7 @@ def _fill_trace_metrics(tx, event: CompilationEvent) -> None:
     event.guards = [g.name for g in guards]
 
 
-def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, backend,
+def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, effects: List[str], backend,
                  event: CompilationEvent) -> CacheEntry:
     output = tx.output
     graph = output.graph
@@ -210,7 +212,7 @@ def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, backend,
         event.graph_texts = [str(graph)]
         event.kernel_count = getattr(compiled, "kernel_count", 0)
     _fill_trace_metrics(tx, event)
-    body = graph_call_body(input_exprs, len(cg.outputs), return_expr)
+    body = graph_call_body(input_exprs, len(cg.outputs), return_expr, effects)
     guards = output.guards.guards
     source = build_entry_source(names, guards, body)
     scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled}

@@ -64,12 +64,20 @@ def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body
     return "\n".join(lines) + "\n"
 
 
-def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str) -> List[str]:
+def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str,
+                    side_effects: Sequence[str] = ()) -> List[str]:
+    """Run the graph, rebuild the return value, replay side effects (compiler.side_effects),
+    return.  The return value is built before any store, from the state the trace saw."""
     body = []
     if n_outputs:
         targets = ", ".join(f"_o{i}" for i in range(n_outputs))
         body.append(f"({targets},) = _graph({', '.join(input_exprs)})")
-    body.append(f"return {return_expr}")
+    if side_effects:
+        body.append(f"_r = {return_expr}")
+        body.extend(side_effects)
+        body.append("return _r")
+    else:
+        body.append(f"return {return_expr}")
     return body
 
 

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 from .graph import Graph, Node
 from .guards import GuardSet, Namespace
+from .side_effects import SideEffects
 from .sources import Source
 from .variables.base import VariableTracker
 
@@ -29,6 +30,10 @@ class OutputGraph:
         self.ns = Namespace()
         self.guards = GuardSet(self.ns)
         self._wrapped: Dict[Source, VariableTracker] = {}
+        # Mutable outside objects by identity (value kept alive so ids stay unique): one
+        # tracker per object, whatever the number of sources it is reached through.
+        self._by_id: Dict[int, Tuple[Any, VariableTracker]] = {}
+        self.side_effects = SideEffects()
         # Input arrays in placeholder order, with the source each one is read from.
         self.graph_inputs: List[Source] = []
         # Generators are traced eagerly (all items at creation); that is exact only while no
@@ -55,9 +60,30 @@ class OutputGraph:
             return wrap(self, value, None)
         existing = self._wrapped.get(source)
         if existing is None:
-            existing = wrap(self, value, source)
+            alias = self._by_id.get(id(value)) if _is_mutable_object(value) else None
+            if alias is not None and alias[0] is value:
+                existing = alias[1]
+                self.guards.add(f"{source.name()} is {existing.source.name()}",
+                                f"{source.expr(self.ns.const)} is {existing.source.expr(self.ns.const)}")
+            else:
+                existing = wrap(self, value, source)
+                if _is_mutable_object(value):
+                    self._by_id[id(value)] = (value, existing)
             self._wrapped[source] = existing
         return existing
+
+    def finalize_alias_guards(self) -> None:
+        """Outside objects the trace mutated must stay distinct from the other outside objects
+        of their type on later calls (the replay assumes exactly this aliasing)."""
+        mutated = [v for v in self.side_effects.mutated_containers] + \
+            [v for _, v in self._by_id.values() if id(getattr(v, "value", None)) in
+             self.side_effects.attr_owner_ids()]
+        for var in mutated:
+            for value, other in self._by_id.values():
+                if other is var or other.source is None or type(value) is not var.python_type():
+                    continue
+                self.guards.add(f"{var.source.name()} is not {other.source.name()}",
+                                f"{var.source.expr(self.ns.const)} is not {other.source.expr(self.ns.const)}")
 
     def wrap_cell_contents(self, source: Source) -> VariableTracker:
         value = eval(source.expr(self.ns.const), self.eval_scope())  # noqa: S307 - our own generated text
@@ -79,3 +105,12 @@ class OutputGraph:
 def _placeholder_name(source: Source) -> str:
     # L['x'] -> L_x, G['w'] -> G_w, L['xs'][0] -> L_xs_0 (Graph makes it an identifier).
     return source.name().replace("['", "_").replace("']", "").replace("[", "_").replace("]", "").replace(".", "_")
+
+
+def _is_mutable_object(value: Any) -> bool:
+    import numpy as np
+    if isinstance(value, (list, dict, set, bytearray)):
+        return True
+    tp = type(value)
+    return hasattr(value, "__dict__") and tp.__module__ != "builtins" and not isinstance(
+        value, (type, types.ModuleType, types.FunctionType, np.ndarray, np.generic))

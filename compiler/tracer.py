@@ -151,7 +151,11 @@ class InstructionTranslatorBase:
 
     # -- names ------------------------------------------------------------
     def load_global(self, name: str) -> VariableTracker:
-        if name in self.f_globals:
+        from .side_effects import DELETED
+        stored = self.output.side_effects.lookup("global", self.f_globals, name)
+        if stored is not None and stored.value is not DELETED:
+            return stored.value
+        if stored is None and name in self.f_globals:
             source: Source = (GlobalSource(name) if self.globals_source is None
                               else ItemSource(self.globals_source, name))
             return self.output.wrap(self.f_globals[name], source)
@@ -160,6 +164,24 @@ class InstructionTranslatorBase:
         if name in bdict:
             return self.output.wrap(bdict[name], BuiltinSource(name))
         self.raise_python_exception(NameError(f"name {name!r} is not defined"))
+
+    def store_global(self, name: str, value: Optional[VariableTracker]) -> None:
+        """STORE_GLOBAL (value) / DELETE_GLOBAL (None): applied by the entry after the graph."""
+        from .side_effects import DELETED
+        effects = self.output.side_effects
+        stored = effects.lookup("global", self.f_globals, name)
+        exists_now = (stored.value is not DELETED) if stored is not None else name in self.f_globals
+        if value is None and not exists_now:
+            self.raise_python_exception(NameError(f"name {name!r} is not defined"))
+        if stored is None:
+            existed = name in self.f_globals
+            base = "_G" if self.globals_source is None else self.globals_source.expr(self.output.ns.const)
+            where = "G" if self.globals_source is None else self.globals_source.name()
+            self.output.guards.add(f"{name!r} {'in' if existed else 'not in'} {where}",
+                                   f"({name!r} in {base}) is {existed}")
+        effects.store("global", self.f_globals, self.globals_source, name,
+                      name in self.f_globals if stored is None else stored.existed,
+                      DELETED if value is None else value)
 
     def cell_for(self, name: str) -> CellVariable:
         cell = self.cells.get(name)

@@ -86,9 +86,14 @@ def load_global(tx, inst):
         tx.push(value)
 
 
-@handler("STORE_GLOBAL", "DELETE_GLOBAL")
+@handler("STORE_GLOBAL")
 def store_global(tx, inst):
-    raise tx.unsupported(f"global store to {inst.argval!r} (a side effect; needs replay, issue 4)")
+    tx.store_global(inst.argval, tx.pop())
+
+
+@handler("DELETE_GLOBAL")
+def delete_global(tx, inst):
+    tx.store_global(inst.argval, None)
 
 
 @handler("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",

@@ -16,10 +16,11 @@ from .constant import ConstantVariable
 
 
 def _check_mutable(tx, var: VariableTracker, what: str) -> None:
+    """Every in-place change of a tracked container goes through here: containers from
+    outside are recorded so that the cache entry replays their final content."""
     tx.output.note_mutation(var, what)
     if var.source is not None:
-        raise Unsupported(f"{what} mutates {var.describe()} from {var.source.name()} "
-                          "(a side effect on the caller's object)")
+        tx.output.side_effects.note_container(var)
 
 
 def _const_key(key: VariableTracker) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import types
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, TypeSource
@@ -204,10 +204,43 @@ class UserObjectVariable(VariableTracker):
         _check_plain_class(cls)
         class_attr = _class_lookup(cls, name)
         if not _is_data_descriptor(class_attr):
-            instance_dict = getattr(self.value, "__dict__", None)
-            if instance_dict is not None and name in instance_dict:
-                return tx.output.wrap(instance_dict[name], AttrSource(self.source, name))
+            from ..side_effects import DELETED
+            stored = tx.output.side_effects.lookup("attr", self.value, name)
+            if stored is not None:
+                if stored.value is not DELETED:
+                    return stored.value
+            else:
+                instance_dict = getattr(self.value, "__dict__", None)
+                if instance_dict is not None and name in instance_dict:
+                    return tx.output.wrap(instance_dict[name], AttrSource(self.source, name))
         return class_attribute(tx, self, cls, TypeSource(self.source), name, class_attr)
+
+    def setattr(self, tx, name: str, value: Optional[VariableTracker]) -> None:
+        """An attribute store (value) or delete (None) on an outside object, replayed by the
+        cache entry; only plain instance-dict attributes are modelled."""
+        from ..side_effects import DELETED
+        cls = type(self.value)
+        what = f"attribute {'store' if value is not None else 'delete'} .{name}"
+        if self.source is None or not hasattr(self.value, "__dict__") or \
+                _class_lookup(cls, "__setattr__") is not object.__setattr__ or \
+                _class_lookup(cls, "__delattr__") is not object.__delattr__ or \
+                _is_data_descriptor(_class_lookup(cls, name)):
+            raise Unsupported(f"{what} on {self.describe()} (custom attribute access)")
+        tx.output.note_mutation(self, what)
+        effects = tx.output.side_effects
+        stored = effects.lookup("attr", self.value, name)
+        existed = name in vars(self.value) if stored is None else stored.existed
+        exists_now = existed if stored is None else stored.value is not DELETED
+        if value is None and not exists_now:
+            tx.raise_python_exception(AttributeError(name))
+        if stored is None:
+            expr = self.source.expr(tx.output.ns.const)
+            tx.output.guards.add(f"{name!r} {'in' if existed else 'not in'} {self.source.name()}.__dict__",
+                                 f"({name!r} in {expr}.__dict__) is {existed}")
+        effects.store("attr", self.value, self.source, name, existed, DELETED if value is None else value)
+
+    def delattr(self, tx, name: str) -> None:
+        self.setattr(tx, name, None)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")

@@ -236,15 +236,62 @@ def test_inputs_are_never_mutated_by_the_trace():
     assert ex.graph_count == 1
 
 
-def test_mutating_an_input_list_runs_natively():
-    def fn(xs):
-        xs.append(1)
+def test_mutations_of_inputs_are_replayed_once():
+    def fn(xs, d, box):
+        xs.append(xs[0] * 2)
+        xs.insert(0, 5)
+        d["n"] = len(xs)
+        box.last = xs[1]
         return len(xs)
 
+    class Box:
+        pass
+
     compiled = compiler.compile(fn)
-    xs = [0]
-    assert compiled(xs) == 2 and xs == [0, 1]
-    assert "mutates" in compiler.events()[0].fallback_reason
+    for _ in range(2):
+        plain_args = ([np.ones(2)], {}, Box())
+        ours = ([np.ones(2)], {}, Box())
+        first_item = ours[0][0]
+        assert compiled(*ours) == fn(*plain_args)
+        assert ours[0][1] is first_item and ours[0][0] == 5
+        np.testing.assert_array_equal(ours[0][2], plain_args[0][2])
+        assert ours[1] == plain_args[1] and ours[2].last is first_item
+    assert len(compiler.events()) == 1 and compiler.events()[0].graph_count == 1
+
+
+_COUNTER = 0
+
+
+def test_global_stores_and_deletes_are_replayed():
+    def fn(x):
+        global _COUNTER, _TEMP
+        _TEMP = x.shape
+        _COUNTER = _COUNTER + x.shape[0]
+        y = x.reshape(_TEMP[0], -1)
+        del _TEMP
+        return y
+
+    compiled = compiler.compile(fn)
+    x = np.ones((2, 3))
+    before = _COUNTER
+    compiled(x)
+    compiled(x)
+    assert _COUNTER == before + 4 and "_TEMP" not in globals()
+    # The second call saw a new _COUNTER: a recompile, guarded on the old value.
+    assert compiler.events()[1].recompile_reason == f"G['_COUNTER'] == {before}"
+
+
+def test_mutated_inputs_are_guarded_against_new_aliasing():
+    def fn(a, b):
+        a.append(1)
+        return len(b)
+
+    compiled = compiler.compile(fn)
+    assert compiled([], []) == fn([], [])
+    shared_plain, shared_ours = [], []
+    assert compiled(shared_ours, shared_ours) == fn(shared_plain, shared_plain)
+    assert shared_ours == shared_plain == [1]
+    assert "is not" in compiler.events()[1].recompile_reason
 
 
 def test_generators_are_exact_or_refused():
