@@ -70,6 +70,13 @@ def with_nans(graph: Graph, rng: np.random.Generator) -> List[np.ndarray]:
     return values
 
 
+def negative_signed_inputs(graph: Graph, rng: np.random.Generator) -> List[np.ndarray]:
+    """Signed integers all below zero: a max whose masked lanes were filled with
+    0 instead of the dtype's minimum would show."""
+    values = random_inputs(graph, rng)
+    return [-np.abs(v) - 1 if v.dtype.kind == "i" else v for v in values]
+
+
 def _chain8(dtype) -> Callable[[], Graph]:
     def build() -> Graph:
         g = Graph()
@@ -206,11 +213,15 @@ def _int_reductions() -> Graph:
     x = g.placeholder("x", TensorMeta((12, 10), np.int32))
     u = g.placeholder("u", TensorMeta((12, 10), np.uint8))
     flags = g.placeholder("flags", TensorMeta((12, 10), np.bool_))
+    big = g.placeholder("big", TensorMeta((12, 10), np.int64))
+    ubig = g.placeholder("ubig", TensorMeta((12, 10), np.uint64))
     g.output([g.call(method("min"), (x,), {"axis": -1}),      # row kernel
               g.call(fn(np.max), (u,), {"axis": 0}),           # reduce kernel
               g.call(fn(np.sum), (flags,), {"axis": 1}),       # bool -> int count
               g.call(method("sum"), (u,), {}),                 # uint8 -> uint64 scalar
-              g.call(method("mean"), (x,), {"axis": 0})])      # int -> float64
+              g.call(method("mean"), (x,), {"axis": 0}),       # int -> float64
+              g.call(method("max"), (big,), {"axis": -1}),     # identity: int64 min
+              g.call(fn(np.min), (ubig,), {"axis": 0})])       # identity: uint64 max
     return g
 
 
@@ -278,7 +289,7 @@ CASES: List[Case] = [
     Case("mean_middle_axes", _mean_middle_axes, 1, random_inputs),
     Case("max_all_scalar", _max_all_scalar, 1, random_inputs),
     Case("nan_reductions", _nan_reductions, 3, with_nans),
-    Case("int_reductions", _int_reductions, 5, random_inputs),
+    Case("int_reductions", _int_reductions, 7, negative_signed_inputs),
     Case("long_row_softmax", _long_row_softmax, 3, random_inputs),
     Case("cycle_guard", _cycle_guard, 3, random_inputs),
     Case("inplace", _inplace, 1, random_inputs),

@@ -443,13 +443,7 @@ def _lower_reduction(node: Node, op: str, meta: TensorMeta) -> ReduceOp:
     if op in ("sum", "mean"):
         acc = np.dtype(np.float32) if out == np.float16 else out
     else:
-        if out.kind == "b":
-            acc = np.dtype(np.int8)
-        else:
-            acc = out
-        if out.kind in "iu" and out.itemsize == 8:
-            # the identity of a 64-bit integer max/min is not a safe Triton literal
-            raise NotLowerable(f"{node.name} ({node.target}) on {out.name}")
+        acc = np.dtype(np.int8) if out.kind == "b" else out
     return ReduceOp(node, op, source, axes, acc, out)
 
 
