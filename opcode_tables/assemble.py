@@ -18,10 +18,12 @@ from .exceptiontable import ExceptionEntry, encode_exception_table
 from .instruction import Instruction, Positions
 from .linetable import CODE_UNIT, NO_POSITIONS, TABLE_FIELD, LineSpan, encode_line_table
 from .spec import VersionTable
-from .stackdepth import nodes_from_instructions, max_stack_depth
+from .stackdepth import stack_size
 
 _EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 _MAX_ARG = (1 << 32) - 1
+# Opcodes that use their argument (dis.hasarg where the interpreter lists them).
+_TAKES_ARG = frozenset(getattr(dis, "hasarg", range(dis.HAVE_ARGUMENT, 256)))
 
 
 class AssemblyError(ValueError):
@@ -158,7 +160,7 @@ def _derive_arg(inst: Instruction, pools: _Pools, table: VersionTable) -> int:
         index = _symbolic_arg(inst.opname, value, table)
     elif isinstance(value, int) and not isinstance(value, bool):
         index = value
-    elif opcode < dis.HAVE_ARGUMENT:
+    elif opcode not in _TAKES_ARG:
         index = 0
     else:
         raise AssemblyError(f"{inst!r}: cannot derive the argument of {inst.opname} from argval {value!r}; "
@@ -289,7 +291,7 @@ def assemble(instructions: List[Instruction], template: CodeType, **code_overrid
         raise AssemblyError("instructions carry 3.11+ exception handlers (exc) but this interpreter uses "
                             "SETUP_* blocks; build the try region with opcode_tables.factories")
     if "co_stacksize" not in code_overrides:
-        replace["co_stacksize"] = max_stack_depth(nodes_from_instructions(instructions, args, opnames), table)
+        replace["co_stacksize"] = stack_size(instructions, table, args, opnames)
     replace.update({k: v for k, v in code_overrides.items() if k not in ("co_consts", "co_names", "co_varnames")})
     return template.replace(**{k: v for k, v in replace.items() if k in fields})
 

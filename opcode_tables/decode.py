@@ -20,7 +20,6 @@ from .instruction import ExcHandler, Instruction
 from .linetable import CODE_UNIT, read_line_info
 from .spec import VersionTable
 
-_EXTENDED_ARG = dis.opmap["EXTENDED_ARG"]
 # Flag bits (table fact "arg_flags") that Instruction exposes as booleans;
 # others (3.12 LOAD_SUPER_ATTR's two_arg) stay packed in ``arg`` only.
 _FLAG_FIELDS = ("push_null", "is_method")
@@ -77,38 +76,6 @@ def _current_table() -> VersionTable:
     return current_table()
 
 
-class _RawInstruction(NamedTuple):
-    prefix_start: int   # offset of its first EXTENDED_ARG, or its own offset
-    offset: int
-    opcode: int
-    arg: int
-    prefixes: int
-
-
-def _walk_code_units(raw: bytes, table: VersionTable) -> List[_RawInstruction]:
-    """Instructions with EXTENDED_ARG folded and CACHE units skipped."""
-    found: List[_RawInstruction] = []
-    ext, prefixes, prefix_start = 0, 0, 0
-    i = 0
-    while i < len(raw):
-        opcode, arg = raw[i], raw[i + 1] | ext
-        if opcode == _EXTENDED_ARG:
-            if not prefixes:
-                prefix_start = i
-            ext, prefixes = arg << 8, prefixes + 1
-            i += CODE_UNIT
-            continue
-        name = dis.opname[opcode]
-        spec = table.opcodes.get(name)
-        if spec is None:
-            raise DecodeError(f"opcode {name} ({opcode}) at offset {i} is not in the table of CPython "
-                             f"{table.version[0]}.{table.version[1]}; add a row to opcode_tables")
-        found.append(_RawInstruction(prefix_start if prefixes else i, i, opcode, arg, prefixes))
-        ext, prefixes = 0, 0
-        i += CODE_UNIT * (1 + spec.caches)
-    return found
-
-
 def _jump_target_offset(inst: Instruction, spec_jump: str, caches: int, unit: int) -> int:
     if spec_jump == "abs":
         return inst.arg * unit
@@ -119,61 +86,76 @@ def _jump_target_offset(inst: Instruction, spec_jump: str, caches: int, unit: in
 def decode(code: CodeType, table: Optional[VersionTable] = None) -> Decoded:
     """Decode ``code`` (of the running interpreter) into version-neutral instructions."""
     table = table or _current_table()
-    raws = _walk_code_units(code.co_code, table)
-    info = read_line_info(code, table.fact("linetable"))
-    shown = {ins.offset: ins for ins in dis.get_instructions(code)}
-    arg_flags: Dict[str, Tuple[str, ...]] = table.fact("arg_flags")
+    specs = table.opcodes
+    lines, positions, entry_starts = read_line_info(code, table.fact("linetable"))
+    flag_bits = {name: [(bit, flag) for bit, flag in enumerate(flags) if flag in _FLAG_FIELDS]
+                 for name, flags in table.fact("arg_flags").items()}
 
     instructions: List[Instruction] = []
+    starts: List[int] = []          # first byte of each instruction, EXTENDED_ARG prefixes included
     by_offset: Dict[int, Instruction] = {}
-    for raw in raws:
-        name = dis.opname[raw.opcode]
-        ref = shown.get(raw.offset)
-        has_arg = raw.opcode >= dis.HAVE_ARGUMENT or raw.arg != 0
-        unit = raw.offset // CODE_UNIT
+    jumps: List[Instruction] = []
+    raw = code.co_code
+    prefixes = prefix_start = prefix_arg = 0
+    # dis walks co_code (EXTENDED_ARG folded into the next arg, CACHE units
+    # skipped) and decodes argval/argrepr exactly as it shows them.
+    for ref in dis.get_instructions(code):
+        name, offset = ref.opname, ref.offset
+        if name == "EXTENDED_ARG":
+            if not prefixes:
+                prefix_start = offset
+            prefixes += 1
+            prefix_arg = ref.arg
+            continue
+        spec = specs.get(name)
+        if spec is None:
+            raise DecodeError(f"opcode {name} at offset {offset} of {getattr(code, 'co_qualname', code.co_name)} "
+                              f"is not in the table of CPython {table.version[0]}.{table.version[1]}; "
+                              "add a row to opcode_tables")
+        start = prefix_start if prefixes else offset
+        unit = offset // CODE_UNIT
+        arg = ref.arg
+        if arg is None:
+            # dis hides the argument byte of opcodes that ignore it, but CPython
+            # sometimes leaves one there (3.10's ROT_THREE 3): keep it for co_code.
+            arg = raw[offset + 1] | ((prefix_arg << 8) if prefixes else 0) or None
         inst = Instruction(
-            opname=name,
-            arg=raw.arg if has_arg else None,
-            argval=ref.argval if ref is not None else None,
-            argrepr=ref.argrepr if ref is not None else "",
-            offset=raw.offset,
-            line=info.lines[unit],
-            positions=info.positions[unit] if info.positions is not None else None,
-            ext_hint=raw.prefixes,
-            starts_line_entry=raw.prefix_start in info.entry_starts or raw.offset in info.entry_starts,
+            opname=name, arg=arg, argval=ref.argval, argrepr=ref.argrepr, offset=offset,
+            line=lines[unit], positions=positions[unit] if positions is not None else None,
+            ext_hint=prefixes, starts_line_entry=start in entry_starts or offset in entry_starts,
         )
-        if raw.prefixes and info.lines[raw.prefix_start // CODE_UNIT] != inst.line:
-            inst.ext_line = info.lines[raw.prefix_start // CODE_UNIT]
-        for bit, flag in enumerate(arg_flags.get(name, ())):
-            if flag in _FLAG_FIELDS:
-                setattr(inst, flag, bool((raw.arg >> bit) & 1))
+        if prefixes and lines[start // CODE_UNIT] != inst.line:
+            inst.ext_line = lines[start // CODE_UNIT]
+        for bit, flag in flag_bits.get(name, ()):
+            setattr(inst, flag, bool((arg >> bit) & 1))
+        if spec.jump is not None:
+            jumps.append(inst)
         instructions.append(inst)
-        by_offset[raw.prefix_start] = inst
-        by_offset.setdefault(raw.offset, inst)
+        starts.append(start)
+        by_offset[start] = inst
+        by_offset.setdefault(offset, inst)
+        prefixes = 0
 
     unit = table.fact("jump_unit")
-    for inst in instructions:
-        spec = table[inst.opname]
-        if spec.jump is None:
-            continue
+    for inst in jumps:
+        spec = specs[inst.opname]
         where = _jump_target_offset(inst, spec.jump, spec.caches, unit)
         target = by_offset.get(where)
         if target is None:
             raise DecodeError(f"{getattr(code, 'co_qualname', code.co_name)}: "
-                             f"{inst.opname} at {inst.offset} jumps to {where}, which starts no instruction")
+                              f"{inst.opname} at {inst.offset} jumps to {where}, which starts no instruction")
         if isinstance(inst.argval, int) and inst.argval != where:
             raise DecodeError(f"table row {inst.opname} of {table.version} disagrees with dis about the "
-                                 f"jump target at offset {inst.offset}: {where} vs {inst.argval}")
+                              f"jump target at offset {inst.offset}: {where} vs {inst.argval}")
         inst.target = target
 
     if table.fact("exception_table"):
-        _attach_exception_handlers(code, raws, instructions, by_offset)
+        _attach_exception_handlers(code, starts, instructions, by_offset)
     return Decoded(code=code, instructions=instructions, table=table)
 
 
-def _attach_exception_handlers(code: CodeType, raws: List[_RawInstruction],
+def _attach_exception_handlers(code: CodeType, starts: List[int],
                                instructions: List[Instruction], by_offset: Dict[int, Instruction]) -> None:
-    starts = [raw.prefix_start for raw in raws]
     for entry in parse_exception_table(code.co_exceptiontable):
         target = by_offset.get(entry.target)
         if target is None:

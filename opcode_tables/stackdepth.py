@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dis
 from functools import lru_cache
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from .instruction import Instruction
 from .spec import VersionTable
@@ -19,15 +19,6 @@ from .spec import VersionTable
 # A depth this large means the analysis found a loop that grows the stack:
 # the instructions are inconsistent, not merely deep.
 _DEPTH_LIMIT = 1 << 20
-
-
-class FlowNode(NamedTuple):
-    """One instruction as the analysis sees it."""
-
-    opname: str
-    arg: Optional[int]
-    target: Optional[int]                      # index of the jump target
-    handler: Optional[Tuple[int, int, bool]]   # (handler index, depth, lasti), 3.11+
 
 
 class StackDepthError(ValueError):
@@ -40,52 +31,69 @@ def _effect(opcode: int, arg: Optional[int], jump: bool) -> int:
     return dis.stack_effect(opcode, oparg, jump=jump)
 
 
-def _fall_effects(nodes: Sequence[FlowNode], table: VersionTable) -> List[int]:
-    # Where dis.stack_effect understates what an instruction leaves on the stack.
-    overrides: Dict[str, int] = table.fact("stack_effect_overrides")
-    opmap = dis.opmap
-    effects = []
-    for node in nodes:
-        effect = overrides.get(node.opname)
-        effects.append(_effect(opmap[node.opname], node.arg, False) if effect is None else effect)
-    return effects
+class _Flow:
+    """Per instruction: stack effect when falling through, whether it can, its branch and handler."""
+
+    def __init__(self, instructions: List[Instruction], table: VersionTable,
+                 args: Optional[List[Optional[int]]], opnames: Optional[List[str]]) -> None:
+        index_of: Dict[int, int] = {id(inst): i for i, inst in enumerate(instructions)}
+
+        def index(target: Instruction, what: str, at: int) -> int:
+            found = index_of.get(id(target))
+            if found is None:
+                raise StackDepthError(
+                    f"instruction {at} ({instructions[at].opname}): its {what} is not in the instruction list")
+            return found
+
+        # Where dis.stack_effect understates what an instruction leaves on the stack.
+        overrides: Dict[str, int] = table.fact("stack_effect_overrides")
+        specs, opmap = table.opcodes, dis.opmap
+        self.names = opnames if opnames is not None else [inst.opname for inst in instructions]
+        self.fall: List[int] = []
+        self.stops: List[bool] = []
+        self.branch: Dict[int, Tuple[int, int]] = {}    # index -> (target index, depth change)
+        self.handler: Dict[int, Tuple[int, int]] = {}   # index -> (handler index, entry depth)
+        for i, inst in enumerate(instructions):
+            name = self.names[i]
+            spec = specs[name]
+            arg = args[i] if args is not None else inst.arg
+            effect = overrides.get(name)
+            self.fall.append(_effect(opmap[name], arg, False) if effect is None else effect)
+            self.stops.append(spec.flow != "next")
+            if spec.jump is not None:
+                if inst.target is None:
+                    raise StackDepthError(f"jump instruction {i} ({name}) has no target")
+                self.branch[i] = (index(inst.target, "jump target", i), _effect(opmap[name], arg, True))
+            if inst.exc is not None:
+                self.handler[i] = (index(inst.exc.target, "exception handler", i),
+                                   inst.exc.depth + 1 + int(inst.exc.lasti))
 
 
-def max_stack_depth(nodes: Sequence[FlowNode], table: VersionTable) -> int:
-    """The deepest stack any path through ``nodes`` reaches, starting empty at index 0."""
-    if not nodes:
-        return 0
-    specs = table.opcodes
-    fall = _fall_effects(nodes, table)
-    count = len(nodes)
+def _deepest(flow: _Flow) -> int:
+    count = len(flow.fall)
+    fall, stops, branch, handler = flow.fall, flow.stops, flow.branch, flow.handler
     depth_at: List[int] = [-1] * count
-    pending: List[Tuple[int, int]] = [(0, 0)]
+    pending: List[Tuple[int, int]] = [(0, 0)] if count else []
     deepest = 0
     while pending:
         index, depth = pending.pop()
         while index < count and depth_at[index] < depth:
             depth_at[index] = depth
-            node = nodes[index]
-            if node.handler is not None:
-                handler_index, handler_depth, lasti = node.handler
-                entry = handler_depth + 1 + int(lasti)
-                if entry > deepest:
-                    deepest = entry
+            if index in handler:
+                handler_index, entry = handler[index]
+                deepest = max(deepest, entry)
                 pending.append((handler_index, entry))
             after = depth + fall[index]
             if after > deepest:
                 if after > _DEPTH_LIMIT:
-                    raise StackDepthError(f"stack grows without bound around instruction {index} ({node.opname})")
+                    raise StackDepthError(f"stack grows without bound around instruction {index} "
+                                          f"({flow.names[index]})")
                 deepest = after
-            spec = specs[node.opname]
-            if spec.jump is not None:
-                if node.target is None:
-                    raise StackDepthError(f"jump instruction {index} ({node.opname}) has no target")
-                branched = depth + _effect(dis.opmap[node.opname], node.arg, True)
-                if branched > deepest:
-                    deepest = branched
-                pending.append((node.target, branched))
-            if spec.flow != "next":
+            if index in branch:
+                target, change = branch[index]
+                deepest = max(deepest, depth + change)
+                pending.append((target, depth + change))
+            if stops[index]:
                 break
             depth = after
             index += 1
@@ -95,36 +103,16 @@ def max_stack_depth(nodes: Sequence[FlowNode], table: VersionTable) -> int:
     # SETUP_FINALLY also enters).
     for index, depth in enumerate(depth_at):
         if depth >= 0 and depth + fall[index] < 0:
-            raise StackDepthError(f"stack underflow after instruction {index} ({nodes[index].opname}): "
+            raise StackDepthError(f"stack underflow after instruction {index} ({flow.names[index]}): "
                                   f"entered at depth {depth}, effect {fall[index]}")
     return deepest
 
 
-def nodes_from_instructions(instructions: List[Instruction],
-                            args: Optional[List[Optional[int]]] = None,
-                            opnames: Optional[List[str]] = None) -> List[FlowNode]:
-    """FlowNodes for decoded or assembled instructions (``args``/``opnames`` override the instructions')."""
-    index_of: Dict[int, int] = {id(inst): i for i, inst in enumerate(instructions)}
-
-    def index(target: Instruction, what: str, at: int) -> int:
-        try:
-            return index_of[id(target)]
-        except KeyError:
-            raise StackDepthError(
-                f"instruction {at} ({instructions[at].opname}): its {what} is not in the instruction list") from None
-
-    nodes = []
-    for i, inst in enumerate(instructions):
-        target = index(inst.target, "jump target", i) if inst.target is not None else None
-        handler = None
-        if inst.exc is not None:
-            handler = (index(inst.exc.target, "exception handler", i), inst.exc.depth, inst.exc.lasti)
-        arg = args[i] if args is not None else inst.arg
-        nodes.append(FlowNode(opnames[i] if opnames is not None else inst.opname, arg, target, handler))
-    return nodes
-
-
 def stack_size(instructions: List[Instruction], table: VersionTable,
-               args: Optional[List[Optional[int]]] = None) -> int:
-    """``co_stacksize`` for these instructions."""
-    return max_stack_depth(nodes_from_instructions(instructions, args), table)
+               args: Optional[List[Optional[int]]] = None, opnames: Optional[List[str]] = None) -> int:
+    """``co_stacksize`` for these instructions: the deepest stack any path reaches from an empty one.
+
+    ``args`` / ``opnames`` replace the instructions' own (the assembler passes
+    the arguments and jump directions it settled on).
+    """
+    return _deepest(_Flow(instructions, table, args, opnames))
