@@ -178,6 +178,7 @@ def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event
         return_expr = result.reconstruct(cg)
         effects = tx.output.side_effects.replay(cg)
         tx.output.finalize_alias_guards()
+        tx.output.finalize_array_write_guards()
         return _graph_entry(fn, tx, cg, names, return_expr, effects, backend, event)
     except Unsupported as e:
         if e.where is None and tx is not None:

@@ -72,6 +72,29 @@ class OutputGraph:
             self._wrapped[source] = existing
         return existing
 
+    def finalize_array_write_guards(self) -> None:
+        """Input arrays written in place must not share memory with the other input arrays
+        (the graph reads those before the replayed write): refused now if they do, guarded
+        for later calls."""
+        import numpy as np
+        from .exc import Unsupported
+        inputs = [v for v in self._wrapped.values() if getattr(v, "example", None) is not None]
+        for var in self.side_effects.mutated_arrays:
+            for other in inputs:
+                if other is var:
+                    continue
+                share = self.ns.const(np.may_share_memory, "f")
+                if np.may_share_memory(var.example, other.example):
+                    # The native entry this leads to is only for calls that alias the same way.
+                    self.guards.add(f"{var.source.name()} shares memory with {other.source.name()}",
+                                    f"{share}({var.source.expr(self.ns.const)}, "
+                                    f"{other.source.expr(self.ns.const)})")
+                    raise Unsupported(f"in-place write to {var.source.name()}, which shares memory "
+                                      f"with {other.source.name()}")
+                self.guards.add(f"{var.source.name()} shares no memory with {other.source.name()}",
+                                f"not {share}({var.source.expr(self.ns.const)}, "
+                                f"{other.source.expr(self.ns.const)})")
+
     def finalize_alias_guards(self) -> None:
         """Outside objects the trace mutated must stay distinct from the other outside objects
         of their type on later calls (the replay assumes exactly this aliasing)."""

@@ -34,9 +34,14 @@ class SideEffects:
     def __init__(self) -> None:
         self._locations: Dict[Tuple[str, int, str], Location] = {}
         self.mutated_containers: List[Any] = []   # outside list/dict/set trackers changed in place
+        self.mutated_arrays: List[Any] = []       # input arrays written in place
 
     def __bool__(self) -> bool:
-        return bool(self._locations or self.mutated_containers)
+        return bool(self._locations or self.mutated_containers or self.mutated_arrays)
+
+    def note_array(self, var: Any) -> None:
+        if not any(v is var for v in self.mutated_arrays):
+            self.mutated_arrays.append(var)
 
     # -- recording --------------------------------------------------------
     def lookup(self, kind: str, owner: Any, name: str) -> Optional[Location]:
@@ -87,6 +92,9 @@ class SideEffects:
             else:  # set
                 compute.append(f"{tmp} = {cg.const(frozenset(var.values))}")
                 apply += [f"{src}.clear()", f"{src}.update({tmp})"]
+        for k, var in enumerate(self.mutated_arrays):
+            compute.append(f"_sa{k} = {cg.graph_output(var.as_node(cg.tx))}")
+            apply.append(f"{cg.source_expr(var.source)}[...] = _sa{k}")
         return compute + apply
 
 

@@ -48,6 +48,7 @@ class ArrayVariable(VariableTracker):
         self.view_bases: List["ArrayVariable"] = []
         self.has_views = False
         self.rebound = False
+        self.mutated_input = False  # an input written in place: replayed into its buffer
 
     def describe(self) -> str:
         what = "array" if self.meta.kind == "array" else "NumPy scalar"
@@ -102,21 +103,27 @@ class ArrayVariable(VariableTracker):
         what = "item assignment"
         if self.meta.kind != "array":
             raise Unsupported(f"{what} into {self.describe()}")
-        self.assert_private_temporary(what)
+        self.check_inplace(tx, what)
         result = call_op(tx, setitem_op(), [self, key, value], {}, fresh=True)
         self.rebind(tx, result, what)  # type: ignore[arg-type]
 
     def reconstruct(self, cg) -> str:
-        if self.source is not None and not self.rebound:
-            return cg.source_expr(self.source)
+        if self.source is not None and (not self.rebound or self.mutated_input):
+            return cg.source_expr(self.source)  # the caller's object (its buffer is replayed)
         return cg.graph_output(self.as_node(cg.tx))
 
     # -- in-place ---------------------------------------------------------
-    def assert_private_temporary(self, what: str) -> None:
-        if self.source is not None:
-            raise Unsupported(f"{what} on an input array (a side effect on the caller's data)")
+    def check_inplace(self, tx, what: str) -> None:
+        """An in-place write is modelled for a temporary nobody else can observe, and for an
+        input array (replayed into the caller's buffer by the cache entry); never for an
+        array that shares memory with another tracked array."""
         if self.view_bases or self.has_views:
             raise Unsupported(f"{what} on an array that shares memory with another (view aliasing)")
+        if self.source is not None:
+            if self.example is None:
+                raise Unsupported(f"{what} on {self.describe()} from {self.source.name()}")
+            tx.output.side_effects.note_array(self)
+            self.mutated_input = True
 
     def rebind(self, tx, result: "ArrayVariable", what: str) -> None:
         tx.output.note_mutation(self, what)

@@ -47,7 +47,7 @@ def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bo
         result = call_op(tx, lookup_operator(name), [a, b], {})
         if inplace and isinstance(a, ArrayVariable) and a.meta.kind == "array":
             # NumPy's in-place operator writes into a's buffer: every alias sees it.
-            a.assert_private_temporary(f"in-place operator {name}=")
+            a.check_inplace(tx, f"in-place operator {name}=")
             a.rebind(tx, result, f"in-place operator {name}=")  # type: ignore[arg-type]
             return a
         return result

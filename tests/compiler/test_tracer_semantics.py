@@ -47,18 +47,36 @@ def test_inplace_on_a_temporary_is_seen_through_aliases():
     assert a is b
 
 
-def test_inplace_on_an_input_runs_natively_and_mutates_like_the_plain_function():
-    def fn(x):
+def test_inplace_writes_to_an_input_are_replayed_into_its_buffer():
+    def fn(x, y):
         x += 1
-        return x
+        x[0] = 42.0
+        return x, x * y
 
-    plain_x, compiled_x = np.arange(3.0), np.arange(3.0)
-    expected = fn(plain_x)
-    got = compiler.compile(fn)(compiled_x)
-    assert got is compiled_x
-    np.testing.assert_array_equal(compiled_x, plain_x)
-    np.testing.assert_array_equal(got, expected)
-    assert "input array" in compiler.events()[0].fallback_reason
+    compiled = compiler.compile(fn)
+    for _ in range(2):
+        plain_x, ours_x = np.arange(3.0), np.arange(3.0)
+        expected = fn(plain_x, np.ones(3))
+        got = compiled(ours_x, np.ones(3))
+        assert got[0] is ours_x
+        np.testing.assert_array_equal(ours_x, plain_x)
+        np.testing.assert_array_equal(got[1], expected[1])
+    assert [e.graph_count for e in compiler.events()] == [1]
+
+
+def test_inplace_write_to_an_input_aliased_by_another_runs_natively():
+    def fn(x, y):
+        x += 1
+        return y * 2
+
+    compiled = compiler.compile(fn)
+    plain_x, ours_x = np.arange(3.0), np.arange(3.0)
+    np.testing.assert_array_equal(compiled(ours_x, ours_x), fn(plain_x, plain_x))
+    np.testing.assert_array_equal(ours_x, plain_x)
+    assert "shares memory" in compiler.events()[0].fallback_reason
+    a, b = np.arange(3.0), np.ones(3)
+    np.testing.assert_array_equal(compiled(a, b), np.full(3, 2.0))
+    assert "shares no memory" in compiler.events()[1].guards[-1]
 
 
 def test_inplace_on_a_view_falls_back():
