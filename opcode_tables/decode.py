@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import dis
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import CodeType
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
@@ -46,11 +46,18 @@ class Decoded:
     code: CodeType
     instructions: List[Instruction]
     table: VersionTable
+    _split: Optional[List[Instruction]] = field(default=None, repr=False, compare=False)
 
     @property
     def exception_entries(self) -> List[ExceptionRange]:
         """Runs of consecutive instructions sharing one handler (3.11+; empty before)."""
         return exception_ranges(self.instructions)
+
+    def split_instructions(self) -> List[Instruction]:
+        """``split_superinstructions(self.instructions)``, computed once (what the tracer steps through)."""
+        if self._split is None:
+            self._split = split_superinstructions(self.instructions, self.table)
+        return self._split
 
 
 def exception_ranges(instructions: List[Instruction]) -> List[ExceptionRange]:

@@ -12,7 +12,7 @@ import pytest
 
 from opcode_tables import create_instruction, current_table
 from opcode_tables.assemble import AssemblyError, assemble
-from opcode_tables.decode import decode
+from opcode_tables.decode import decode, split_superinstructions
 from opcode_tables.factories import (body_start, create_binary_op, create_call_function, create_load_const,
                                      create_load_global, create_pop_jump_if, create_try_except)
 
@@ -254,3 +254,16 @@ def test_binary_operators_from_symbols(symbol, expected):
     instructions[at:] = [create_instruction("LOAD_FAST", argval="x"), create_load_const(3),
                          create_binary_op(symbol), create_instruction("RETURN_VALUE")]
     assert _function(assemble(instructions, seven.__code__), seven)(7) == expected
+
+
+def test_split_superinstructions_assemble_and_run():
+    def mix(a, b):
+        c = a * b
+        d = c - a
+        for i in range(b):
+            d += i
+        return d, c
+
+    split = split_superinstructions(decode(mix.__code__).instructions)
+    edited = _function(assemble(split, mix.__code__), mix)
+    assert [edited(a, b) for a, b in ((2, 3), (5, 0))] == [mix(2, 3), mix(5, 0)]

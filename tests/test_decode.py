@@ -207,6 +207,9 @@ def test_split_keeps_jump_targets_and_handlers_inside_the_list():
 def test_decode_cached_memoises_per_code_object():
     first = decode_cached(add.__code__)
     assert decode_cached(add.__code__) is first
+    assert first.split_instructions() is first.split_instructions()
+    assert [i.opname for i in first.split_instructions()] == \
+        [i.opname for i in split_superinstructions(first.instructions)]
     assert decode_cached(loops_and_branches.__code__) is not first
     assert first.code is add.__code__
 
