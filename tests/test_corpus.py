@@ -12,6 +12,7 @@ fails; ``test_known_gap_still_fails`` keeps that list honest (a gap that starts 
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -22,7 +23,7 @@ import opcode_tables
 from compiler.backends import available_backends
 from tests.corpus import all_cases
 from tests.corpus import graph_expectations as expected
-from tests.corpus.runner import check_differential, check_explain
+from tests.corpus.runner import assert_same_outcome, check_differential, check_explain, run
 
 CASES = all_cases()
 PARTS = ("differential", "explain", "graph_text")
@@ -35,7 +36,6 @@ class Gap(NamedTuple):
 
 
 _EXPLAIN = frozenset({"explain"})
-_REPLAY = "a store to an attribute or global of the caller (a side effect; needs replay, issue 4)"
 _FANCY = "getitem with an integer list/array index is refused (its result shape is static: the index's shape)"
 
 # case name -> the checks that fail today, and why (the tracer's own break reason).
@@ -46,9 +46,6 @@ KNOWN_GAPS: Dict[str, Gap] = {
     "indexing.constant_integer_lists": Gap(_FANCY, _EXPLAIN),
     "numpy_funcs.argmax_onehot": Gap(_FANCY, _EXPLAIN),
     "numpy_funcs.triangular_parts": Gap("numpy.tril / numpy.triu are not in the allowlist", _EXPLAIN),
-    "statements.attribute_store_and_delete_on_argument": Gap(_REPLAY, _EXPLAIN),
-    "statements.global_store_and_delete": Gap(_REPLAY, _EXPLAIN),
-    "statements.stores_result_in_global": Gap(_REPLAY, _EXPLAIN),
 }
 
 
@@ -105,6 +102,40 @@ def test_explain_counts(name):
     if _gap(name, "explain"):
         pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
     check_explain(CASES[name], compiler)
+
+
+@pytest.mark.parametrize("name", FULL_GRAPH)
+def test_fullgraph_true_accepts_one_graph_cases(name):
+    """fullgraph=True raises only for what does not trace: a one-graph case compiles and runs on every call."""
+    _skip_unless_traced()
+    if _gap(name, "explain"):
+        pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
+    case = CASES[name]
+    compiled = compiler.compile(case.fn, fullgraph=True)
+    for index, call in enumerate(case.calls()):
+        if index in case.raises:
+            continue  # what a raising call does under fullgraph=True is not this test's business
+        assert_same_outcome(run(case.fn, call), run(compiled, call), close=case.close,
+                            where=f"{name} call {index} (fullgraph=True)")
+
+
+EXPLAIN_GAPS = sorted(n for n, g in KNOWN_GAPS.items() if "explain" in g.parts)
+
+
+@pytest.mark.parametrize("name", EXPLAIN_GAPS)
+def test_fullgraph_true_names_what_does_not_trace(name):
+    """Where a case does not trace yet, fullgraph=True raises compiler.Unsupported naming the file and line."""
+    _skip_unless_traced()
+    if not _gap(name, "explain"):
+        pytest.skip(f"the gap is declared for {sorted(KNOWN_GAPS[name].versions or ())} only")
+    case = CASES[name]
+    call = next(c for i, c in enumerate(case.calls()) if case.expected_nodes(i) is not None)
+    with pytest.raises(compiler.Unsupported) as info:
+        run_result = run(compiler.compile(case.fn, fullgraph=True), call)
+        if run_result.error is not None:
+            raise run_result.error
+    filename = case.fn.__code__.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+    assert re.search(re.escape(filename) + r":\d+", str(info.value)), f"no file:line in {info.value}"
 
 
 @pytest.fixture(scope="module")

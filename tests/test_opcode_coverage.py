@@ -26,7 +26,6 @@ class Unobserved(NamedTuple):
 _INLINED = ("runs only inside comprehension code objects before 3.12, and events do not report the opcodes "
             "of inlined callees (asked of H3: an `inlined_opcodes` field)")
 _REFUSED = "its handler refuses (graph break / native frame), and a fallback event reports no ir_opcodes"
-_REPLAY = "a store the tracer refuses until side effects are replayed (issue 4); the corpus cases exist"
 
 # Handled opcodes the corpus cannot show today, and why.  The test below fails when one of them starts being
 # observed, so the list cannot go stale.
@@ -36,12 +35,6 @@ EXPECTED_UNOBSERVED: Dict[str, Unobserved] = {
     "SET_ADD": Unobserved(_INLINED, frozenset({(3, 8), (3, 9), (3, 10), (3, 11)})),
     "IMPORT_NAME": Unobserved(_REFUSED),
     "IMPORT_FROM": Unobserved(_REFUSED),
-    "DELETE_ATTR": Unobserved(_REPLAY),
-    "STORE_GLOBAL": Unobserved(_REPLAY),
-    "DELETE_GLOBAL": Unobserved(_REPLAY),
-    "RETURN_CONST": Unobserved("3.12+ emits it for `return None`; the corpus frame that ends so "
-                               "(statements.stores_result_in_global) stores into a global, refused until side "
-                               "effects are replayed (issue 4)"),
     "NOP": Unobserved("CPython 3.8/3.9 remove every NOP before a function's code is built (checked over the "
                       "standard library)", frozenset({(3, 8), (3, 9)})),
     "ROT_N": Unobserved("3.10 emits it only for sequence/mapping/class patterns of `match`, whose MATCH_* "
