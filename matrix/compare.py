@@ -106,13 +106,13 @@ def _records(cells: List[schema.Json], case_order: List[str]) -> pd.DataFrame:
                                    "backend": cell["backend"], "machine": cell["machine"],
                                    "cell_status": cell["cell_status"], "case": name, "present": case is not None}
             case = case or schema.case_result("?", "error")
-            row.update({"status": case["status"] if row["present"] else None, "detail": case["detail"],
+            row.update({"status": case["status"] if row["present"] else None, "detail": case["detail"] or "",
                         "graph_hash": case["graph_hash"], "ir_opcodes": case["ir_opcodes"],
-                        "graph_texts": case["graph_texts"]})
+                        "graph_texts": case["graph_texts"], "expected_recompiles": case["expected_recompiles"]})
             row.update({m: case["metrics"].get(m) for m in schema.METRICS})
             rows.append(row)
     columns = ["column", "python", "backend", "machine", "cell_status", "case", "present", "status",
-               "detail", "graph_hash", "ir_opcodes", "graph_texts", *schema.METRICS]
+               "detail", "graph_hash", "ir_opcodes", "graph_texts", "expected_recompiles", *schema.METRICS]
     frame = pd.DataFrame(rows, columns=columns)
     for metric in schema.METRICS:  # None -> NaN so that sums and comparisons work
         frame[metric] = pd.to_numeric(frame[metric], errors="coerce")
@@ -160,6 +160,15 @@ def cross_version(row: Dict[str, Any], ref: Optional[Dict[str, Any]], ref_python
     return diffs
 
 
+def unexpected_recompiles(row: Dict[str, Any]) -> Optional[str]:
+    """A passing case that recompiled more or less often than its call sequence demands."""
+    now = _int(row["recompile_count"])
+    if row["status"] != "pass" or now is None or now == row["expected_recompiles"]:
+        return None
+    return (f"recompiled {now} time(s); the call sequence expects {row['expected_recompiles']} "
+            f"(a guard too loose or too strict)")
+
+
 def _text(value: Any) -> Optional[str]:
     return value if isinstance(value, str) else None  # pandas turns a missing text into NaN
 
@@ -196,21 +205,24 @@ def compare(cells: List[schema.Json], *, baseline_dir: Union[str, Path, None] = 
         baseline_verdicts[cell["_column"]] = baselines.compare_cell(cell, base)
 
     ref_python = {b: (col.split(" ")[0] if col else reference) for b, col in references.items()}
-    red, amber, failed, suspicious, vs_baseline, vs_reference = [], [], [], [], [], []
+    red, amber, failed, suspicious, vs_baseline, vs_reference, surprises = [], [], [], [], [], [], []
     for row in frame.to_dict("records"):
         changes = baseline_verdicts[row["column"]]["changes"].get(row["case"], [])
         ref_col = references.get(row["backend"])
         ref_row = by_key.get((ref_col, row["case"])) if ref_col else None
         diffs = cross_version(row, ref_row, ref_python.get(row["backend"], reference))
+        surprise = unexpected_recompiles(row)
+        surprises.append(surprise or "")  # "" not None: pandas would turn None into NaN
         is_failed = row["status"] in schema.FAILED_CASE_STATUSES
         vs_baseline.append(changes)
         vs_reference.append(diffs)
         failed.append(is_failed)
         red.append(bool(changes) or is_failed)
-        amber.append(bool(diffs))
+        amber.append(bool(diffs) or surprise is not None)
         suspicious.append(any(d["suspicious"] for d in diffs))
     frame = frame.assign(red=red, amber=amber, failed=failed, suspicious=suspicious,
-                         vs_baseline=vs_baseline, vs_reference=vs_reference)
+                         vs_baseline=vs_baseline, vs_reference=vs_reference,
+                         unexpected_recompiles=surprises)
 
     totals = frame.groupby("column", sort=False).agg(
         ir_total=("ir_count", "sum"), cases=("present", "sum"),

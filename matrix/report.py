@@ -75,6 +75,10 @@ def _cell_view(comparison: Comparison, column: Dict[str, Any], case: str) -> Dic
         view["classes"].append("amber")
         view["why"] += [f"vs reference: {d['metric']} {d['reference']} → {d['now']}: {d['explanation']}"
                         for d in row["vs_reference"]]
+    if row["unexpected_recompiles"]:
+        if "amber" not in view["classes"]:
+            view["classes"].append("amber")
+        view["why"].append(row["unexpected_recompiles"])
     if row["suspicious"]:
         view["classes"].append("suspicious")
     view["short"] = _abbreviate(next((d["explanation"] for d in row["vs_reference"]
@@ -128,6 +132,8 @@ def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError]) 
             "failures": [{"case": r["case"], "status": r["status"], "detail": r["detail"]}
                          for r in mine if r["failed"]],
             "differences_from_reference": [dict(d, case=r["case"]) for r in mine for d in r["vs_reference"]],
+            "unexpected_recompiles": [{"case": r["case"], "explanation": r["unexpected_recompiles"]}
+                                      for r in mine if r["unexpected_recompiles"]],
         })
     suspicious = [{"case": r["case"], "column": r["column"], "metric": d["metric"],
                    "explanation": d["explanation"]}

@@ -182,3 +182,14 @@ def test_a_frame_that_ran_natively_differs_by_status_only(tmp_path):
     (diff,) = _cell_summary(summary, "3.8 eager")["differences_from_reference"]
     assert (diff["metric"], diff["reference"], diff["now"]) == ("status", "pass", "unsupported")
     assert summary["suspicious"] == [] and summary["ok"]
+
+
+def test_a_recompile_count_other_than_the_call_sequence_demands_is_amber(tmp_path):
+    case = make_case(TEST1_311, recompile_count=2)
+    case["expected_recompiles"] = 1
+    summary, out = _report(tmp_path, make_cell("3.11", cases={"t": case, "u": make_case(TEST1_311)}))
+    (note,) = _cell_summary(summary, "3.11 eager")["unexpected_recompiles"]
+    assert note["case"] == "t" and "recompiled 2 time(s); the call sequence expects 1" in note["explanation"]
+    html = (out / "index.html").read_text()
+    assert "amber" in _td(html, "t", 0).split(">")[0]
+    assert "amber" not in _td(html, "u", 0).split(">")[0]
