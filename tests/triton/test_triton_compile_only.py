@@ -80,3 +80,32 @@ def test_block_sizes_are_powers_of_two():
         for kernel in build_program(case.build()).kernels:
             assert kernel.block & (kernel.block - 1) == 0 and kernel.block >= 16
             assert np.int64(kernel.grid) >= 1
+
+
+def test_generated_programs_compile_ahead_of_time():
+    """Triton's interpreter is lenient about types; the real compiler is not:
+    generated programs (the graph layer's elementwise generator and this
+    package's reduction generator) compile for sm_90 too."""
+    from hypothesis import HealthCheck, given, settings
+
+    from compiler.backends.triton.lowering import NotLowerable
+    from tests.graph.graphs import elementwise_programs
+    from tests.triton.triton_graphs import reduction_programs
+
+    backend, compiled = TritonBackend(), []
+    for strategy in (elementwise_programs(), reduction_programs()):
+        @settings(max_examples=20, derandomize=True, database=None, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def compile_one(program):
+            graph, _ = program
+            try:
+                build_program(graph)
+            except NotLowerable:
+                return
+            report = backend.compile_only(graph)
+            assert report.kernel_count == len(report.kernels)  # 0 when every op is dead
+            compiled.extend(report.kernels)
+
+        compile_one()
+    assert len(compiled) >= 20
