@@ -342,3 +342,38 @@ def test_generators_are_exact_or_refused():
         compiler.reset()
         ex = _explain_and_compare(fn, np.arange(2.0))
         assert ex.graph_count == graphs, (fn.__name__, ex.break_reasons)
+
+
+def test_print_is_replayed_in_order_with_the_values_of_its_time(capsys):
+    def fn(x):
+        y = x + 1
+        print("y is", y, sep=": ")
+        y += 1
+        print([y.sum(), x.shape], {"a": 1}, end="!\n")
+        return y
+
+    x = np.arange(3.0)
+    fn(x)
+    expected = capsys.readouterr().out
+    compiled = compiler.compile(fn)
+    for _ in range(2):
+        np.testing.assert_array_equal(compiled(x), fn(x))
+        assert capsys.readouterr().out == expected * 2
+    assert [e.graph_count for e in compiler.events()] == [1]
+
+
+def test_print_in_a_generator_body_runs_natively(capsys):
+    def fn(x):
+        def gen():
+            for i in range(2):
+                print("gen", i)
+                yield x * i
+        for v in gen():
+            print("got", v.sum())
+        return x
+
+    fn(np.ones(2))
+    expected = capsys.readouterr().out
+    compiler.compile(fn)(np.ones(2))
+    assert capsys.readouterr().out == expected
+    assert "generator" in compiler.events()[0].fallback_reason
