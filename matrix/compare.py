@@ -46,6 +46,7 @@ class Comparison:
     references: Dict[str, Optional[str]]          # backend -> reference column id
     reference_python: str
     cells: Dict[str, schema.Json]                 # column id -> the cell document
+    baselines: Dict[str, Optional[schema.Json]]   # column id -> its baseline, if any
     problems: List[str] = field(default_factory=list)   # rejected files, duplicate cells
 
     def __post_init__(self) -> None:
@@ -196,6 +197,7 @@ def compare(cells: List[schema.Json], *, baseline_dir: Union[str, Path, None] = 
     by_key = {(r["column"], r["case"]): r for r in frame.to_dict("records")}
 
     baseline_verdicts: Dict[str, Dict[str, Any]] = {}
+    baseline_docs: Dict[str, Optional[schema.Json]] = {}
     for cell in cells:
         try:
             base = baselines.load(cell["python"], cell["backend"], baseline_dir)
@@ -203,6 +205,7 @@ def compare(cells: List[schema.Json], *, baseline_dir: Union[str, Path, None] = 
             problems.append(str(err))
             base = None
         baseline_verdicts[cell["_column"]] = baselines.compare_cell(cell, base)
+        baseline_docs[cell["_column"]] = base
 
     ref_python = {b: (col.split(" ")[0] if col else reference) for b, col in references.items()}
     red, amber, failed, suspicious, vs_baseline, vs_reference, surprises = [], [], [], [], [], [], []
@@ -244,7 +247,7 @@ def compare(cells: List[schema.Json], *, baseline_dir: Union[str, Path, None] = 
         })
     cases = [{"name": n, "group": groups[n]} for n in case_order]
     return Comparison(columns, cases, frame, references, reference,
-                      {c["_column"]: c for c in cells}, problems)
+                      {c["_column"]: c for c in cells}, baseline_docs, problems)
 
 
 def adjacent_versions(comparison: Comparison, case: str) -> List[Dict[str, Any]]:

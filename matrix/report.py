@@ -198,7 +198,12 @@ def _case_context(comparison: Comparison, case: Dict[str, Any]) -> Dict[str, Any
         graph_diff = None
         if ref_doc is not None and ref_col != column["id"] and doc["graph_texts"] != ref_doc["graph_texts"]:
             graph_diff = {"against": ref_col, "rows": side_by_side(ref_doc["graph_texts"], doc["graph_texts"])}
+        base = (comparison.baselines.get(column["id"]) or {}).get("cases", {}).get(name)
+        baseline_diff = None
+        if base is not None and base.get("graph_hash") != doc["graph_hash"]:
+            baseline_diff = side_by_side(base.get("graph_texts") or [], doc["graph_texts"])
         per_column.append({"column": column, "row": row, "case": doc, "graph_diff": graph_diff,
+                           "baseline_diff": baseline_diff,
                            "metrics": [(m, doc["metrics"].get(m)) for m in schema.METRICS]})
     return {"case": case, "per_column": per_column, "steps": adjacent_versions(comparison, name),
             "metric_names": schema.METRICS}

@@ -193,3 +193,13 @@ def test_a_recompile_count_other_than_the_call_sequence_demands_is_amber(tmp_pat
     html = (out / "index.html").read_text()
     assert "amber" in _td(html, "t", 0).split(">")[0]
     assert "amber" not in _td(html, "u", 0).split(">")[0]
+
+
+def test_a_graph_that_moved_against_its_baseline_is_shown_as_a_diff(tmp_path):
+    baselines.accept(make_cell("3.11", cases={"t": make_case(TEST1_311)}), tmp_path / "baselines")
+    moved = make_case(TEST1_311, graph_text="graph\n  add = numpy.add(x, x)\n  neg = numpy.negative(add)")
+    summary, out = _report(tmp_path, make_cell("3.11", cases={"t": moved}))
+    assert [c["metric"] for c in _cell_summary(summary, "3.11 eager")["regressions"]] == ["graph_hash"]
+    page = (out / "cases" / "t.html").read_text()
+    assert "baseline (left) vs this run (right)" in page
+    assert re.search(r'<tr class="d-insert">.*?neg = numpy.negative\(add\)', page, re.S)
