@@ -111,3 +111,15 @@ def test_cell_records_environment_and_run_id(monkeypatch):
                                                ("nothing*", [])])
 def test_case_selection(pattern, expected):
     assert [c.name for c in select(load_suite(SUITE), pattern)] == expected
+
+
+def test_spawned_workers_work_too(monkeypatch):
+    """Where fork is unavailable (Windows, macOS default) workers are spawned: the worker
+    entry point must import everything by name."""
+    import multiprocessing
+
+    from matrix import runner
+    monkeypatch.setattr(runner, "_context", lambda: multiprocessing.get_context("spawn"))
+    results = _run("doubles,exits_the_process", timeout_s=60.0)
+    assert results["doubles"]["status"] == "pass"
+    assert results["exits_the_process"]["status"] == "error"
