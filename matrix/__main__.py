@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from matrix import baselines, coverage, schema
+from matrix.engines import UnknownBackend
 from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
 
 
@@ -51,9 +52,13 @@ def _run(args: argparse.Namespace) -> int:
             first = (result["detail"] or "").splitlines()[:1]
             print(f"  {name}: {result['status']} {first[0] if first else ''}", file=sys.stderr)
 
-    cell = run_cell(backend=args.backend, suite=args.suite, pattern=args.cases, engine_spec=args.engine,
-                    jobs=args.jobs, timeout_s=args.timeout,
-                    coverage=None if args.no_coverage else coverage.collect, progress=progress)
+    try:
+        cell = run_cell(backend=args.backend, suite=args.suite, pattern=args.cases, engine_spec=args.engine,
+                        jobs=args.jobs, timeout_s=args.timeout,
+                        coverage=None if args.no_coverage else coverage.collect, progress=progress)
+    except UnknownBackend as err:
+        print(f"python -m matrix run: {err}", file=sys.stderr)
+        return 2
     schema.write_cell(args.out, cell)
     statuses = [c["status"] for c in cell["cases"].values()]
     counts = ", ".join(f"{s} {statuses.count(s)}" for s in schema.CASE_STATUSES if statuses.count(s))

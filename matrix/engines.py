@@ -13,6 +13,10 @@ from typing import Any, Callable, Dict, List, Optional
 from matrix import schema
 
 
+class UnknownBackend(ValueError):
+    """The backend name is not one the compiler knows (a typo, not a machine limitation)."""
+
+
 class BackendState:
     """Whether a backend can run here.
 
@@ -69,6 +73,9 @@ class CompilerEngine:
         results are still checked) and the GPU backend is probed compile-only for its
         kernel counts.
         """
+        known = getattr(self.backends, "BACKEND_NAMES", None)
+        if known is not None and name not in known:
+            raise UnknownBackend(f"unknown backend {name!r}; the compiler offers {', '.join(known)}")
         try:
             available = list(self.backends.available_backends())
             if name in available:

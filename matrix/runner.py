@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from matrix import environment, schema
 from matrix.cases import Case, load_suite, select
-from matrix.engines import BackendState, load_engine
+from matrix.engines import BackendState, UnknownBackend, load_engine
 from matrix.metrics import summarise
 from matrix.outcomes import observe, outcome_difference
 
@@ -221,6 +221,8 @@ def run_cell(*, backend: str, suite: str = "matrix.cases", pattern: Optional[str
             for warm in (state.run_as, state.probe):
                 if warm is not None:
                     engine.warm_up(warm)
+    except UnknownBackend:
+        raise
     except Exception as err:
         state = BackendState(f"{schema.CELL_ERROR_PREFIX}cannot load engine {engine_spec!r}: "
                              f"{type(err).__name__}: {err}", None)

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 from matrix import schema
 from matrix.cases import Registry
 from matrix.cases.inputs import arr, args
-from matrix.engines import BackendState
+from matrix.engines import BackendState, UnknownBackend
 
 REGISTRY = Registry()
 case = REGISTRY.case
@@ -69,6 +69,8 @@ class FakeEngine:
     def backend_state(self, name: str) -> BackendState:
         if name == "triton":
             return BackendState(schema.CELL_NO_GPU, "eager", "no CUDA device")
+        if name == "typo":
+            raise UnknownBackend("unknown backend 'typo'; the compiler offers eager, gpu, triton, bogus")
         if name == "gpu":
             return BackendState(schema.CELL_NO_GPU, "eager", "no GPU: fake", probe="gpu")
         if name == "bogus":

@@ -70,3 +70,11 @@ def test_report_without_files_is_an_error(tmp_path):
     pytest.importorskip("pandas", reason="the report needs pandas")
     done = _python_m("report", "--out", str(tmp_path / "rep"))
     assert done.returncode == 2 and "no cell files" in done.stderr
+
+
+def test_an_unknown_backend_name_is_a_usage_error(tmp_path):
+    out = tmp_path / "cell.json"
+    done = _python_m("run", "--backend", "typo", "--out", str(out), "--suite", "matrix_fakes",
+                     "--engine", "matrix_fakes:FakeEngine", "--no-coverage")
+    assert done.returncode == 2
+    assert "unknown backend 'typo'" in done.stderr and not out.exists()
