@@ -11,6 +11,7 @@ frame run natively (where the real exception is raised).
 from __future__ import annotations
 
 from . import handler
+from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
 
 
@@ -19,11 +20,37 @@ def _null():
     return NULL
 
 
+class _ExitFunction(VariableTracker):
+    """A with block's bound ``__exit__`` on the stack; marked so that WITH_EXCEPT_START
+    finds it wherever the version keeps it."""
+
+    def __init__(self, exit_fn: VariableTracker) -> None:
+        super().__init__(None)
+        self.exit_fn = exit_fn
+
+    def describe(self) -> str:
+        return "with block __exit__"
+
+    def call(self, tx, args, kwargs):
+        return self.exit_fn.call(tx, args, kwargs)
+
+
 def _enter(tx):
     manager = tx.pop()
-    exit_fn = manager.getattr(tx, "__exit__")
+    exit_fn = _ExitFunction(manager.getattr(tx, "__exit__"))
     entered = manager.getattr(tx, "__enter__").call(tx, [], {})
     return exit_fn, entered
+
+
+@handler("WITH_EXCEPT_START")
+def with_except_start(tx, inst):
+    from ..variables.builtins import ExceptionVariable
+    exit_fn = next((v for v in reversed(tx.stack) if isinstance(v, _ExitFunction)), None)
+    exc = next((v for v in reversed(tx.stack[-3:]) if isinstance(v, ExceptionVariable)), None)
+    if exit_fn is None or exc is None:
+        raise tx.unsupported("with block left by an exception in an unexpected stack layout")
+    none = ConstantVariable(None)
+    tx.push(exit_fn.call(tx, [ConstantVariable(exc.python_type()), exc, none], {}))
 
 
 def _exception_matches(tx, exc_var, classes_var) -> bool:

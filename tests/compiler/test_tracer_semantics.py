@@ -377,3 +377,28 @@ def test_print_in_a_generator_body_runs_natively(capsys):
     compiler.compile(fn)(np.ones(2))
     assert capsys.readouterr().out == expected
     assert "generator" in compiler.events()[0].fallback_reason
+
+
+class _SuppressKeyError:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        return exc_type is not None and issubclass(exc_type, KeyError)
+
+
+def test_with_block_left_by_an_exception():
+    import opcode_tables
+
+    def fn(x, table):
+        y = x
+        with _SuppressKeyError():
+            y = x * table["k"]
+        return y + 1
+
+    # WITH_EXCEPT_START (3.9+) is traced; 3.8's WITH_CLEANUP_START exception path is not.
+    traced = "WITH_EXCEPT_START" in opcode_tables.current_table().opcodes
+    for table in ({}, {"k": 3.0}):
+        compiler.reset()
+        ex = _explain_and_compare(fn, np.arange(3.0), table)
+        assert ex.graph_count == (1 if traced or table else 0), ex.break_reasons
