@@ -139,8 +139,12 @@ def run(paths: List[str], jobs: int = 1) -> Tuple[List[Outcome], List[str]]:
     outcomes: List[Outcome] = []
     uncompilable: List[str] = []
     if jobs > 1:
-        with multiprocessing.Pool(jobs) as pool:
+        pool = multiprocessing.Pool(jobs)
+        try:
             results = pool.map(check_file, paths, chunksize=8)
+        finally:
+            pool.close()
+            pool.join()  # joined workers count in os.times() (the CPU figure printed)
     else:
         results = [check_file(path) for path in paths]
     for path, result in zip(paths, results):
@@ -151,6 +155,12 @@ def run(paths: List[str], jobs: int = 1) -> Tuple[List[Outcome], List[str]]:
     return outcomes, uncompilable
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its finished workers."""
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m opcode_tables roundtrip",
@@ -158,8 +168,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("modules", nargs="*", help="module names whose source files to check")
     parser.add_argument("--stdlib", action="store_true", help="check every standard-library source file")
     parser.add_argument("--show", type=int, default=10, help="how many differences to list (default 10)")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="worker processes (default 1)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="worker processes (default: 2 for 50 files or more where there are two "
+                             "cores, else 1)")
     return parser
 
 
@@ -170,9 +181,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     table = current_table()
     paths = (stdlib_sources() if args.stdlib else []) + module_sources(args.modules)
-    began, began_cpu = time.perf_counter(), time.process_time()
-    outcomes, uncompilable = run(paths, max(1, args.jobs))
-    elapsed, cpu = time.perf_counter() - began, time.process_time() - began_cpu
+    jobs = max(1, args.jobs if args.jobs is not None else
+               (min(2, os.cpu_count() or 1) if len(paths) >= 50 else 1))
+    began, began_cpu = time.perf_counter(), _cpu_seconds()
+    outcomes, uncompilable = run(paths, jobs)
+    elapsed, cpu = time.perf_counter() - began, _cpu_seconds() - began_cpu
 
     failed = [o for o in outcomes if o.differences]
     over = [o for o in outcomes if not o.differences and o.our_stacksize is not None
@@ -180,8 +193,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     identical = len(outcomes) - len(failed)
     version = f"{table.version[0]}.{table.version[1]}"
     print(f"roundtrip on CPython {version}: {len(paths) - len(uncompilable)} files, "
-          f"{len(outcomes)} code objects in {elapsed:.1f} s "
-          + (f"({cpu:.1f} s CPU)" if args.jobs <= 1 else f"({args.jobs} worker processes)"))
+          f"{len(outcomes)} code objects in {elapsed:.1f} s ({cpu:.1f} s CPU, {jobs} process(es))")
     if uncompilable:
         print(f"skipped {len(uncompilable)} files this interpreter cannot compile "
               f"(test data with invalid syntax), e.g. {os.path.basename(uncompilable[0])}")

@@ -105,6 +105,14 @@ def test_roundtrip_command_on_stdlib_modules(capsys):
     assert status == 0
 
 
+def test_roundtrip_command_with_worker_processes(capsys):
+    status = roundtrip.main(["--jobs", "2", "textwrap", "json.decoder", "json.encoder"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert "2 process(es)" in out[0]
+    match = re.fullmatch(r"roundtrip: (\d+)/(\d+) identical", out[-1])
+    assert status == 0 and match and match.group(1) == match.group(2)
+
+
 def test_roundtrip_command_reports_differences(capsys, monkeypatch):
     def sloppy_assemble(instructions, template, **overrides):
         return template.replace(co_stacksize=template.co_stacksize + 1)
