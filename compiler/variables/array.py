@@ -122,6 +122,13 @@ class ArrayVariable(VariableTracker):
         if self.source is not None:
             if self.example is None:
                 raise Unsupported(f"{what} on {self.describe()} from {self.source.name()}")
+            if not self.mutated_input:
+                # A read-only input makes the plain function raise at this write: refuse now, and
+                # make the entry check it (the replay must not fail after other effects ran).
+                if not self.example.flags.writeable:
+                    raise Unsupported(f"{what} on the read-only array {self.source.name()}")
+                expr = self.source.expr(tx.output.ns.const)
+                tx.output.guards.add(f"{self.source.name()} is writeable", f"{expr}.flags.writeable")
             tx.output.side_effects.note_array(self)
             self.mutated_input = True
 

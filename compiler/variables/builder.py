@@ -52,6 +52,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
     tp = type(value)
     if tp is np.ndarray:
         from ..graph import TensorMeta
+        if value.dtype.kind not in "biufc":
+            raise Unsupported(f"array of dtype {value.dtype} from {source.name() if source else 'the trace'} "
+                              "(only boolean and numeric arrays are traced)")
         meta = TensorMeta.of(value)
         if guards is not None:
             guards.array_match(source, value, meta.layout)
