@@ -14,8 +14,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from compiler.backends.triton.lowering import (Const, LoweredOp, Operand, PointwiseOp, ReduceOp,
-                                               Region, next_power_of_two, plan_regions)
+from compiler.backends.triton.lowering import Const, Operand, PointwiseOp, ReduceOp
+from compiler.backends.triton.regions import Region, plan_regions
 from compiler.backends.triton.program import BufferSpec, KernelSpec, Program
 from compiler.graph import Graph, Node
 
@@ -33,6 +33,10 @@ DTYPES: Dict[np.dtype, Tuple[str, str]] = {
 POINTWISE_BLOCK = 1024
 REDUCE_BLOCK = 1024
 MIN_BLOCK = 16
+
+
+def next_power_of_two(value: int) -> int:
+    return 1 if value <= 1 else 1 << (int(value) - 1).bit_length()
 
 
 def tl_dtype(dtype: np.dtype) -> str:
