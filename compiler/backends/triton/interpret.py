@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
@@ -139,13 +139,6 @@ def run_interpreted(jobs: Sequence[Tuple[Program, Sequence[Any]]],
             kinds = [kind for _, kind in program.outputs]
             results.append(tuple(a[()] if kind == "scalar" else a for a, kind in zip(arrays, kinds)))
         return results
-
-
-def interpreter_unavailable_reason() -> Optional[str]:
-    from compiler.backends.triton.toolchain import triton_version
-    if triton_version() is None:
-        return "triton not installed"
-    return None
 
 
 def _serve(workdir: str) -> int:
