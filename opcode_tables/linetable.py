@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dis
 from types import CodeType
-from typing import List, NamedTuple, Optional, Set, Tuple
+from typing import List, NamedTuple, Optional, Set
 
 from .instruction import Positions
 
