@@ -5,8 +5,8 @@
     Backend.compile(graph) -> CompiledGraph; compiled(*inputs) -> tuple of outputs
 
 ``eager`` interprets the graph, ``numpy`` runs generated NumPy source with
-fused elementwise chains, ``triton`` (GPU) is a stub that reports why it is
-unavailable.  Fallbacks are logged on ``logging.getLogger("compiler.backends")``.
+fused elementwise chains, ``triton`` lowers fused regions to Triton kernels on
+a GPU (without one it compiles them ahead of time and reports "no GPU").  Fallbacks are logged on ``logging.getLogger("compiler.backends")``.
 """
 from __future__ import annotations
 
