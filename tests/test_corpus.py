@@ -42,7 +42,8 @@ _FANCY = "getitem with an integer list/array index is refused (its result shape 
 KNOWN_GAPS: Dict[str, Gap] = {
     "exceptions_with.nullcontext_block": Gap("POP_FINALLY has no handler (a `return` inside a with block)",
                                              _EXPLAIN, versions=frozenset({(3, 8)})),
-    "statements.with_block_suppresses_exception": Gap("a with block left by an exception (not traced yet)", _EXPLAIN),
+    "statements.with_block_suppresses_exception": Gap("a with block left by an exception (not traced yet)", _EXPLAIN,
+                                                      versions=frozenset({(3, 8)})),
     "indexing.constant_integer_lists": Gap(_FANCY, _EXPLAIN),
     "numpy_funcs.argmax_onehot": Gap(_FANCY, _EXPLAIN),
     "numpy_funcs.triangular_parts": Gap("numpy.tril / numpy.triu are not in the allowlist", _EXPLAIN),

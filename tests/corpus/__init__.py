@@ -26,6 +26,7 @@ FAMILIES = (
     "formatting",
     "shape_specialisation",
     "statements",
+    "models",
     "side_effects",
 )
 
