@@ -95,6 +95,11 @@ def test_compiled_equals_plain(name, backend):
         pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
     case = CASES[name]
     check_differential(case, compiler.compile(case.fn, backend=backend))
+    if case.full_graph and _tracer_covers_this_python() and not _gap(name, "explain") and not case.raises:
+        # The calls above went through one compiled function (recompiling for new shapes and dtypes):
+        # every compilation must have produced its graph, none may have fallen back to native code.
+        native = [(e.compile_id, e.fallback_reason) for e in compiler.events() if e.fallback_reason]
+        assert not native, f"{name}: compilations that ran natively: {native}"
 
 
 @pytest.mark.parametrize("name", FULL_GRAPH)
