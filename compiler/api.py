@@ -1,6 +1,7 @@
 """The public entry points: compile, explain's plumbing, reset, allow_in_graph, disable."""
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
 import types
@@ -108,17 +109,8 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
         finally:
             config.debug_checks = saved
 
-    simple = not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0
-    n_args = code.co_argcount
-
-    if simple:
-        def compiled(*args, **kwargs):
-            if not kwargs and len(args) == n_args:
-                for entry in entries:
-                    result = entry(closure, *args)
-                    if result is not MISS:
-                        return result
-            return slow_path(args, kwargs)
+    if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0 and not fn.__defaults__:
+        compiled = _positional_wrapper(fn, entries, closure, slow_path)
     else:
         def compiled(*args, **kwargs):
             return slow_path(args, kwargs)
@@ -127,6 +119,35 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
     compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
     compiled._tracematrix_backend = backend.name  # type: ignore[attr-defined]
     return compiled
+
+
+def _positional_wrapper(fn: types.FunctionType, entries: list, closure, slow_path) -> Callable:
+    """The hit path for functions whose parameters are plain positionals: a generated
+    function with the same parameters (and name, so a bad call raises the same TypeError
+    as the plain function) that tries the cache entries without packing arguments."""
+    code = fn.__code__
+    names = list(code.co_varnames[:code.co_argcount])
+    params = ", ".join(f"L_{n}" for n in names)
+    if code.co_posonlyargcount:
+        head = names[:code.co_posonlyargcount]
+        params = ", ".join([f"L_{n}" for n in head] + ["/"] + [f"L_{n}" for n in names[len(head):]])
+    args = ", ".join(f"L_{n}" for n in names)
+    src = (f"def {code.co_name}({params}):\n"
+           f"    for entry in _entries:\n"
+           f"        result = entry(_closure, {args})\n"
+           f"        if result is not _MISS:\n"
+           f"            return result\n"
+           f"    return _slow(({args}{',' if names else ''}), {{}})\n")
+    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path}
+    exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
+    wrapper = scope[code.co_name]
+    # Parameter names in messages must be the plain function's, not L_<name>.
+    replaced = wrapper.__code__.replace(co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
+    if hasattr(replaced, "co_qualname"):
+        replaced = replaced.replace(co_qualname=fn.__qualname__)
+    wrapper.__code__ = replaced
+    wrapper.__qualname__ = fn.__qualname__
+    return wrapper
 
 
 def reset() -> None:

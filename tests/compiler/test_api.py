@@ -206,3 +206,20 @@ def test_returned_inputs_keep_their_identity_and_inputs_are_not_mutated():
     assert a is x and b is xs
     np.testing.assert_array_equal(c, x + 1)
     np.testing.assert_array_equal(x, np.ones(2))
+
+
+def test_hit_path_wrapper_binds_like_the_plain_function():
+    def two(x, y, /, z):
+        return x + y * z
+
+    compiled = compiler.compile(two)
+    a = np.ones(2)
+    np.testing.assert_array_equal(compiled(a, a, z=2.0), two(a, a, z=2.0))
+    np.testing.assert_array_equal(compiled(a, a, 2.0), two(a, a, 2.0))
+    for args, kwargs in [((a,), {}), ((a, a, 1, 2), {}), ((a,), {"y": a, "z": 1}), ((a, a, 1), {"z": 1})]:
+        with pytest.raises(TypeError) as plain:
+            two(*args, **kwargs)
+        with pytest.raises(TypeError) as ours:
+            compiled(*args, **kwargs)
+        assert str(ours.value) == str(plain.value)
+    assert compiled.__name__ == "two" and compiled.__qualname__ == two.__qualname__
