@@ -82,7 +82,7 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
     entries = frame_cache.entries
     code = fn.__code__
     closure = fn.__closure__
-    signature = inspect.signature(fn)
+    signature_for = [None, None]  # (defaults seen, signature): recomputed if defaults change
     names = cache_mod.param_names(code)
     limit = options.get("cache_limit")
     debug = options.get("debug_checks")
@@ -90,8 +90,11 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
     def slow_path(args: tuple, kwargs: dict) -> Any:
         if frame_cache.native or trace_rules.is_disabled(fn):
             return fn(*args, **kwargs)
+        key = (fn.__defaults__, fn.__kwdefaults__)
+        if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
+            signature_for[:] = [key, inspect.signature(fn)]
         try:
-            bound = signature.bind(*args, **kwargs)
+            bound = signature_for[1].bind(*args, **kwargs)
         except TypeError:
             return fn(*args, **kwargs)  # raises exactly what the plain function raises
         bound.apply_defaults()
@@ -109,7 +112,7 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
         finally:
             config.debug_checks = saved
 
-    if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0 and not fn.__defaults__:
+    if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0:
         compiled = _positional_wrapper(fn, entries, closure, slow_path)
     else:
         def compiled(*args, **kwargs):
@@ -121,24 +124,44 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
     return compiled
 
 
+_UNSET = object()
+
+
 def _positional_wrapper(fn: types.FunctionType, entries: list, closure, slow_path) -> Callable:
     """The hit path for functions whose parameters are plain positionals: a generated
     function with the same parameters (and name, so a bad call raises the same TypeError
     as the plain function) that tries the cache entries without packing arguments."""
     code = fn.__code__
     names = list(code.co_varnames[:code.co_argcount])
-    params = ", ".join(f"L_{n}" for n in names)
+    defaults = fn.__defaults__ or ()
+    first_default = len(names) - len(defaults)
+    params = [f"L_{n}" if i < first_default else f"L_{n}=_UNSET" for i, n in enumerate(names)]
     if code.co_posonlyargcount:
-        head = names[:code.co_posonlyargcount]
-        params = ", ".join([f"L_{n}" for n in head] + ["/"] + [f"L_{n}" for n in names[len(head):]])
+        params.insert(code.co_posonlyargcount, "/")
     args = ", ".join(f"L_{n}" for n in names)
-    src = (f"def {code.co_name}({params}):\n"
+    prologue = ""
+    if defaults:
+        # Defaults are filled in here; if fn.__defaults__ is replaced later, the generic path
+        # binds the call again with the new ones.
+        prologue = f"    if _fn.__defaults__ is not _defaults:\n        return _rebind(({args},))\n"
+        prologue += "".join(f"    if L_{n} is _UNSET:\n        L_{n} = _defaults[{i - first_default}]\n"
+                            for i, n in enumerate(names) if i >= first_default)
+    src = (f"def {code.co_name}({', '.join(params)}):\n"
+           f"{prologue}"
            f"    for entry in _entries:\n"
            f"        result = entry(_closure, {args})\n"
            f"        if result is not _MISS:\n"
            f"            return result\n"
            f"    return _slow(({args}{',' if names else ''}), {{}})\n")
-    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path}
+    n_posonly = code.co_posonlyargcount
+
+    def rebind(values):
+        given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
+        positional = [v for n, v in given if names.index(n) < n_posonly]
+        return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
+
+    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path,
+             "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
     wrapper = scope[code.co_name]
     # Parameter names in messages must be the plain function's, not L_<name>.

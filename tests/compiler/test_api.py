@@ -223,3 +223,15 @@ def test_hit_path_wrapper_binds_like_the_plain_function():
             compiled(*args, **kwargs)
         assert str(ours.value) == str(plain.value)
     assert compiled.__name__ == "two" and compiled.__qualname__ == two.__qualname__
+
+
+def test_defaults_are_bound_on_the_hit_path_and_follow_later_changes():
+    def scaled(x, k=2.0):
+        return x * k
+
+    compiled = compiler.compile(scaled)
+    x = np.ones(2)
+    np.testing.assert_array_equal(compiled(x), x * 2.0)
+    np.testing.assert_array_equal(compiled(x, 3.0), x * 3.0)
+    scaled.__defaults__ = (5.0,)
+    np.testing.assert_array_equal(compiled(x), x * 5.0)
