@@ -72,8 +72,10 @@ def cache_for(fn: types.FunctionType) -> FrameCache:
 
 
 def reset() -> None:
+    """Empty every cache (wrappers keep their FrameCache object, now empty) and forget them."""
     for cache in _caches.values():
         cache.clear()
+    _caches.clear()
     _frame_ids[0] = 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dis
 import types
+import weakref
 from collections import Counter
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -58,7 +59,9 @@ class _Return(Exception):
         self.value = value
 
 
-_INSTRUCTIONS: Dict[types.CodeType, Tuple[List[Instruction], Dict[int, int]]] = {}
+# Weak: fresh functions (and their code) must be collectable after they are gone.
+_INSTRUCTIONS: "weakref.WeakKeyDictionary[types.CodeType, Tuple[List[Instruction], Dict[int, int]]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def instructions_of(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
