@@ -27,6 +27,7 @@ FAMILIES = (
     "shape_specialisation",
     "statements",
     "models",
+    "layouts_dtypes",
     "side_effects",
 )
 
