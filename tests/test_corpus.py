@@ -5,13 +5,15 @@ mutates exactly like the plain function.  For every one-graph case on a version 
 ``explain()`` reports one graph, no break and the declared number of call nodes, and ``str(graph)`` equals
 the stored text in tests/corpus/expected_graphs.txt — the same file on every interpreter.
 
-Regenerate that file only on purpose:  TRACEMATRIX_UPDATE_GRAPHS=1 python -m pytest tests/test_corpus.py -k graph_text
+Regenerate that file only on purpose (it merges; run on 3.12, then on the other interpreters):
+    TRACEMATRIX_UPDATE_GRAPHS=1 python -m pytest -p no:xdist tests/test_corpus.py -k graph_text
 
 Cases that fail because a feature is not built yet are listed in KNOWN_GAPS with the reason and the part that
 fails; ``test_known_gap_still_fails`` keeps that list honest (a gap that starts passing must be removed).
 """
 from __future__ import annotations
 
+import os
 import re
 from typing import Dict, FrozenSet, NamedTuple, Optional, Tuple
 
@@ -150,6 +152,9 @@ def test_fullgraph_true_names_what_does_not_trace(name):
 
 @pytest.fixture(scope="module")
 def graph_store():
+    if expected.updating() and os.environ.get("PYTEST_XDIST_WORKER"):
+        pytest.fail(f"{expected.UPDATE_ENV}=1 under pytest-xdist would let workers overwrite each other's "
+                    "graphs: run the update with -p no:xdist (or -n 0)")
     stored = expected.load()
     produced: Dict[str, str] = {}
     yield stored, produced

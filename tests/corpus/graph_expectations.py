@@ -14,8 +14,8 @@ from typing import Dict
 PATH = Path(__file__).with_name("expected_graphs.txt")
 UPDATE_ENV = "TRACEMATRIX_UPDATE_GRAPHS"
 _HEADER = "=== {key} ==="
-_PREAMBLE = ("# str(graph) of every one-graph corpus call; identical on CPython 3.8-3.12.\n"
-             "# Written only on purpose: TRACEMATRIX_UPDATE_GRAPHS=1 python -m pytest tests/test_corpus.py\n")
+_PREAMBLE = ("# str(graph) of every one-graph corpus call; identical on every interpreter the tracer covers.\n"
+             "# Written only on purpose: TRACEMATRIX_UPDATE_GRAPHS=1 python -m pytest -p no:xdist tests/test_corpus.py -k graph_text\n")
 
 
 def key(case_name: str, call_index: int) -> str:
