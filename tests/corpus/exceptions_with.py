@@ -2,8 +2,6 @@
 and exceptions that escape (the compiled call must raise exactly what the plain call raises)."""
 import contextlib
 
-import numpy as np
-
 from .registry import case
 
 
