@@ -131,3 +131,12 @@ def defines_class_inside_function(x):
         factor = 2.0
 
     return x * Holder.factor, Holder.__name__
+
+
+def _consecutive(items):
+    yield from zip(items[:-1], items[1:])
+
+
+@case(calls=lambda a: [([a.f(3), a.f(3), a.f(3)],), ([a.f(2, 2), a.f(2, 2)],)], graphs=None)
+def generator_with_yield_from(xs):
+    return [b - a for a, b in _consecutive(xs)]
