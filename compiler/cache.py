@@ -193,6 +193,7 @@ def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event
 
 def _fill_trace_metrics(tx, event: CompilationEvent) -> None:
     event.ir_opcodes = dict(sorted(tx.ir_opcodes.items()))
+    event.inlined_opcodes = dict(sorted(tx.output.inlined_opcodes.items()))
     event.ir_count = tx.ir_count
     guards = tx.output.guards.guards
     event.guard_count = len(guards)

@@ -20,6 +20,9 @@ class CompilationEvent:
     backend: str = "eager"
     ir_count: int = 0                    # Dynamo's rule: top-level instructions traced, segment by segment
     ir_opcodes: Dict[str, int] = field(default_factory=dict)
+    # Opcodes traced inside inlined callees (comprehensions before 3.12, helpers,
+    # generators): not part of Dynamo's ir_count, but what opcode coverage needs.
+    inlined_opcodes: Dict[str, int] = field(default_factory=dict)
     graph_node_count: int = 0            # call nodes over this frame's graphs
     graph_count: int = 0
     graph_break_count: int = 0

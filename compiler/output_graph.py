@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import types
+from collections import Counter
 from typing import Any, Dict, List, Optional, Set, Tuple
 
 from .graph import Graph, Node
@@ -40,6 +41,8 @@ class OutputGraph:
         # mutation interleaves with their lazy execution.  See note_mutation.
         self.generator_starts: List[int] = []
         self.pending_generators: List[Tuple[Any, Set[int]]] = []
+        # opname -> count over every inlined frame of this trace
+        self.inlined_opcodes: Counter = Counter()
 
     def note_mutation(self, var: VariableTracker, what: str) -> None:
         """Refuse mutations that would make eager generator tracing differ from Python's

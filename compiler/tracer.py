@@ -439,5 +439,8 @@ class InliningTranslator(InstructionTranslatorBase):
         if code.co_flags & inspect_CO_GENERATOR:
             self.yielded = []
 
+    def count_instruction(self, inst: Instruction) -> None:
+        self.output.inlined_opcodes[inst.opname] += 1
+
     def run_inlined(self) -> VariableTracker:
         return self.run_located()

@@ -10,7 +10,7 @@ way to the 3.10 ``co_linetable`` format, and RERAISE takes an argument
 from __future__ import annotations
 
 from . import py39
-from .py38 import GENERATOR_ONLY
+from .py38 import GENERATOR_ONLY, INLINED_GENERATOR_ONLY
 from .spec import OpcodeSpec
 
 TABLE = py39.TABLE.derive(
@@ -26,7 +26,7 @@ TABLE = py39.TABLE.derive(
         # stack manipulation
         OpcodeSpec("ROT_N"),
         # generators
-        OpcodeSpec("GEN_START", unsupported=GENERATOR_ONLY),
+        OpcodeSpec("GEN_START", note=INLINED_GENERATOR_ONLY),
     ],
     facts={
         "jump_unit": 2,

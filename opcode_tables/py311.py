@@ -21,10 +21,9 @@ relative; LOAD_GLOBAL's arg carries a push-NULL flag in bit 0.
 from __future__ import annotations
 
 from . import py310
-from .py38 import DECODER_ONLY, GENERATOR_ONLY
+from .py38 import DECODER_ONLY, GENERATOR_ONLY, INLINED_GENERATOR_ONLY
 from .spec import OpcodeSpec
 
-SEND_LOOP_ONLY = "only in the send loop of yield from / await: " + GENERATOR_ONLY
 
 _BASE = py310.TABLE
 
@@ -65,11 +64,12 @@ TABLE = _BASE.derive(
         OpcodeSpec("PREP_RERAISE_STAR"),
         OpcodeSpec("BEFORE_WITH"),
         # generators and coroutines
-        OpcodeSpec("RETURN_GENERATOR", unsupported=GENERATOR_ONLY),
+        OpcodeSpec("RETURN_GENERATOR", note=INLINED_GENERATOR_ONLY),
         OpcodeSpec("SEND", jump="rel", conditional=True, unsupported=GENERATOR_ONLY),
         OpcodeSpec("ASYNC_GEN_WRAP", unsupported=GENERATOR_ONLY),
-        OpcodeSpec("JUMP_BACKWARD_NO_INTERRUPT", jump="rel_back", flow="jump",
-                   unsupported=SEND_LOOP_ONLY),
+        # Emitted in the send loop of yield from / await (3.11+) and in
+        # exception cleanup (3.13); traced as a plain backward jump.
+        OpcodeSpec("JUMP_BACKWARD_NO_INTERRUPT", jump="rel_back", flow="jump"),
     ],
     remove=[
         # operators, now BINARY_OP

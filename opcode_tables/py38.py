@@ -74,6 +74,10 @@ from __future__ import annotations
 from .spec import OpcodeSpec, VersionTable
 
 # Reasons shared with later versions' tables.
+IMPORT_RUNS_CODE = ("an import can run module code (side effects): the frame runs natively; "
+                    "import at module level instead")
+# Traced only while an inlined generator is drained; a generator frame itself runs natively.
+INLINED_GENERATOR_ONLY = "traced only inside an inlined generator; a generator frame runs natively"
 GENERATOR_ONLY = "generators and coroutines are not traced: the tracer compiles plain function frames"
 NAMESPACE_ONLY = ("only in module and class bodies (dict-backed namespaces); "
                   "the tracer compiles function frames, class bodies run natively")
@@ -175,8 +179,8 @@ _ROWS = [
     OpcodeSpec("IMPORT_STAR", unsupported=MODULE_ONLY),
 
     # -- imports ------------------------------------------------------------
-    OpcodeSpec("IMPORT_NAME"),
-    OpcodeSpec("IMPORT_FROM"),
+    OpcodeSpec("IMPORT_NAME", unsupported=IMPORT_RUNS_CODE),
+    OpcodeSpec("IMPORT_FROM", unsupported=IMPORT_RUNS_CODE),
 
     # -- building containers ------------------------------------------------
     OpcodeSpec("BUILD_TUPLE"),
@@ -245,7 +249,7 @@ _ROWS = [
     OpcodeSpec("WITH_CLEANUP_FINISH"),
 
     # -- generators and coroutines: never traced ----------------------------
-    OpcodeSpec("YIELD_VALUE", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("YIELD_VALUE", note=INLINED_GENERATOR_ONLY),
     OpcodeSpec("YIELD_FROM", unsupported=GENERATOR_ONLY),
     OpcodeSpec("GET_YIELD_FROM_ITER", unsupported=GENERATOR_ONLY),
     OpcodeSpec("GET_AWAITABLE", unsupported=GENERATOR_ONLY),

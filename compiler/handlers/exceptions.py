@@ -70,10 +70,8 @@ def _reraise(tx, exc_var):
 
 # -- block stack (3.8-3.10) ---------------------------------------------------
 
-@handler("SETUP_FINALLY", "SETUP_ASYNC_WITH", stack_effect_exempt=True)
+@handler("SETUP_FINALLY", stack_effect_exempt=True)
 def setup_finally(tx, inst):
-    if inst.opname == "SETUP_ASYNC_WITH":
-        raise tx.unsupported("async with")
     tx.block_stack.append(("finally", inst.target, len(tx.stack)))
 
 

@@ -96,11 +96,9 @@ def delete_global(tx, inst):
     tx.store_global(inst.argval, None)
 
 
-@handler("LOAD_NAME", "STORE_NAME", "DELETE_NAME", "LOAD_LOCALS", "LOAD_FROM_DICT_OR_GLOBALS",
-         "LOAD_FROM_DICT_OR_DEREF", "LOAD_CLASSDEREF", "IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR",
-         "SETUP_ANNOTATIONS", "LOAD_BUILD_CLASS", "PRINT_EXPR")
-def namespace_ops(tx, inst):
-    raise tx.unsupported(f"{inst.opname} (imports, class bodies and namespace access are not traced)")
+# Namespace opcodes (LOAD_NAME, IMPORT_NAME, LOAD_BUILD_CLASS, ...) have no
+# handler: their table rows declare them unsupported with the reason, which
+# the translator's dispatch reports.
 
 
 # -- closure cells ----------------------------------------------------------
