@@ -26,13 +26,10 @@ class Unobserved(NamedTuple):
 
 _INLINED = ("runs only inside comprehension code objects before 3.12, and events do not report the opcodes "
             "of inlined callees (CompilationEvent.inlined_opcodes)")
-_REFUSED = "its handler refuses (graph break / native frame), and a fallback event reports no ir_opcodes"
 
 # Handled opcodes the corpus cannot show today, and why.  The test below fails when one of them starts being
 # observed, so the list cannot go stale.
 EXPECTED_UNOBSERVED: Dict[str, Unobserved] = {
-    "IMPORT_NAME": Unobserved(_REFUSED),
-    "IMPORT_FROM": Unobserved(_REFUSED),
     "NOP": Unobserved("CPython 3.8/3.9 remove every NOP before a function's code is built (checked over the "
                       "standard library)", frozenset({(3, 8), (3, 9)})),
     "ROT_N": Unobserved("3.10 emits it only for sequence/mapping/class patterns of `match`, whose MATCH_* "
