@@ -74,8 +74,12 @@ def _install(session: nox.Session, extras: str) -> None:
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
-    """The pytest suite on one interpreter (nox runs it on every interpreter found)."""
-    _install(session, "test")
+    """The pytest suite on one interpreter (nox runs it on every interpreter found).
+
+    With the report extra (pandas, jinja2) and the gpu extra (Triton: its kernels
+    are compiled ahead of time and run in interpreter mode without a GPU), so no
+    test skips for a missing package."""
+    _install(session, "test,report,gpu")
     args = session.posargs or ["-n", "2", "-q"]
     session.run("python", "-m", "pytest", *args,
                 env={"TRITON_CACHE_DIR": str(CACHE / "triton" / session.name)})
