@@ -54,3 +54,15 @@ def comprehension_reads_closure_cell(x):
 @case("comprehensions", args(arr(3)))
 def tuple_of_generator(x):
     return tuple(x + k for k in range(3))
+
+
+def _chain(first, second):
+    yield from first
+    yield from second
+
+
+@case("comprehensions", args(arr(3)))
+def generator_with_yield_from(x):
+    """A generator function delegating with `yield from` (SEND / JUMP_BACKWARD_NO_INTERRUPT)."""
+    parts = list(_chain((x, x * 2.0), (x * 3.0,)))
+    return parts[0] + parts[1] * parts[2]
