@@ -72,6 +72,7 @@ def compile(fn: Optional[Callable] = None, backend: str = "eager", fullgraph: bo
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, **options)
     _check_function(fn)
+    fn = trace_rules.original_of_compiled(fn) or fn  # compiling a compiled function: no double wrapper
     return _make_compiled(fn, backend_obj, fullgraph, options)
 
 
@@ -120,6 +121,7 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
 
     functools.update_wrapper(compiled, fn)
     compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
+    compiled._tracematrix_original = fn  # type: ignore[attr-defined]
     compiled._tracematrix_backend = backend.name  # type: ignore[attr-defined]
     return compiled
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, List
 
 from . import events as events_mod
+from . import trace_rules
 from .events import CompilationEvent
 
 
@@ -50,6 +51,7 @@ def explain(fn, *args: Any, **kwargs: Any) -> ExplainOutput:
     from .api import _check_function, _make_compiled, _resolve_backend
     from .cache import FrameCache
     _check_function(fn, "explain")
+    fn = trace_rules.original_of_compiled(fn) or fn
     frame_cache = FrameCache(fn.__code__)
     compiled = _make_compiled(fn, _resolve_backend("eager"), False, {}, frame_cache)
     before = len(events_mod.all_events())

@@ -40,6 +40,15 @@ def allowed_opinfo(fn: Any):
     return entry[1] if entry is not None and entry[0] is fn else None
 
 
+def original_of_compiled(fn: Any) -> Any:
+    """The user function behind a ``compiler.compile`` wrapper, else None.
+
+    The wrapper's own code is generated dispatch (guards, cache entries): a
+    caller inlines, and ``explain`` traces, the function it wraps instead.
+    """
+    return getattr(fn, "_tracematrix_original", None) if isinstance(fn, types.FunctionType) else None
+
+
 def reset() -> None:
     _disabled.clear()
     _allowed.clear()

@@ -126,6 +126,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
     if trace_rules.is_disabled(value):
         return OpaqueCallableVariable(value, source, "disabled with compiler.disable")
     if tp is types.FunctionType:
+        original = trace_rules.original_of_compiled(value)
+        if original is not None:  # a compiled function called from a compiled one: inline the original
+            return UserFunctionVariable(original, AttrSource(source, "_tracematrix_original") if source else None)
         op = lookup_numpy_op(value)
         if op is not None:
             return NumpyFunctionVariable(value, op, source)

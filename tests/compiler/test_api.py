@@ -235,3 +235,39 @@ def test_defaults_are_bound_on_the_hit_path_and_follow_later_changes():
     np.testing.assert_array_equal(compiled(x, 3.0), x * 3.0)
     scaled.__defaults__ = (5.0,)
     np.testing.assert_array_equal(compiled(x), x * 5.0)
+
+
+def _double_then_square(x):
+    y = x + x
+    return y * y
+
+
+def test_explain_of_a_compiled_function_traces_the_original():
+    x = np.arange(4.0)
+    plain = compiler.explain(_double_then_square, x)
+    compiler.reset()
+    via_compiled = compiler.explain(compiler.compile(_double_then_square), x)
+    assert via_compiled.graph_count == 1 and via_compiled.graph_break_count == 0
+    assert [str(g) for g in via_compiled.graphs] == [str(g) for g in plain.graphs]
+
+
+def test_compiling_a_compiled_function_does_not_wrap_twice():
+    once = compiler.compile(_double_then_square)
+    twice = compiler.compile(once, backend="numpy")
+    x = np.arange(5.0)
+    np.testing.assert_array_equal(twice(x), _double_then_square(x))
+    assert [e.frame_name for e in compiler.events()] == ["_double_then_square"]
+    assert compiler.events()[0].graph_node_count == 2
+
+
+def test_a_compiled_callee_is_inlined_into_its_compiled_caller():
+    inner = compiler.compile(_double_then_square)
+
+    def outer(x):
+        return inner(x) - 1.0
+
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(compiler.compile(outer)(x), _double_then_square(x) - 1.0)
+    (event,) = compiler.events()  # one frame: inner was inlined, not compiled on its own
+    assert event.frame_name.endswith("outer") and event.fallback_reason is None
+    assert event.graph_count == 1 and event.graph_node_count == 3
