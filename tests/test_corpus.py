@@ -46,10 +46,6 @@ KNOWN_GAPS: Dict[str, Gap] = {
                                              _EXPLAIN, versions=frozenset({(3, 8)})),
     "statements.with_block_suppresses_exception": Gap("a with block left by an exception (not traced yet)", _EXPLAIN,
                                                       versions=frozenset({(3, 8)})),
-    "indexing.constant_integer_lists": Gap(_FANCY, _EXPLAIN),
-    "numpy_funcs.argmax_onehot": Gap(_FANCY, _EXPLAIN),
-    "numpy_funcs.triangular_parts": Gap("numpy.tril / numpy.triu are not in the allowlist", _EXPLAIN),
-    "layouts_dtypes.normalise_uint8_image": Gap("numpy.array of a constant list is not in the allowlist", _EXPLAIN),
     # NumPy < 2.3 (the releases on CPython 3.8-3.10) returns a Python int from count_nonzero, newer an np.intp.
     "layouts_dtypes.boolean_reductions": Gap("numpy.count_nonzero returns a Python int, refused as a graph value",
                                              _EXPLAIN, versions=frozenset({(3, 8), (3, 9), (3, 10)})),

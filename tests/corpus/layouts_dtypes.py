@@ -33,7 +33,7 @@ def matmul_with_own_transpose(x):
 
 
 @case(calls=lambda a: [(a.i(4, 4, 3, lo=0, hi=256, dtype=np.uint8),), (a.i(2, 3, 3, lo=0, hi=256, dtype=np.uint8),)],
-      nodes=4)
+      nodes=5)
 def normalise_uint8_image(img):
     mean = np.array([0.485, 0.456, 0.406], dtype=np.float32)
     return (img.astype(np.float32) / 255.0 - mean) / 0.25

@@ -21,7 +21,7 @@ import numpy as np
 
 STATIC_ATTRIBUTES = frozenset({"shape", "ndim", "dtype", "size", "itemsize", "nbytes"})
 ATTRIBUTE_OPS = frozenset({"T", "real", "imag"})
-CREATION_FUNCTIONS = ("arange", "linspace", "eye", "zeros", "ones", "full", "empty", "identity")
+CREATION_FUNCTIONS = ("array", "arange", "linspace", "eye", "zeros", "ones", "full", "empty", "identity")
 
 
 class DataDependent(Exception):
