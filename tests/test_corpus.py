@@ -38,7 +38,6 @@ class Gap(NamedTuple):
 
 
 _EXPLAIN = frozenset({"explain"})
-_FANCY = "getitem with an integer list/array index is refused (its result shape is static: the index's shape)"
 
 # case name -> the checks that fail today, and why (the tracer's own break reason).
 KNOWN_GAPS: Dict[str, Gap] = {
