@@ -41,8 +41,6 @@ _EXPLAIN = frozenset({"explain"})
 
 # case name -> the checks that fail today, and why (the tracer's own break reason).
 KNOWN_GAPS: Dict[str, Gap] = {
-    "exceptions_with.nullcontext_block": Gap("POP_FINALLY has no handler (a `return` inside a with block)",
-                                             _EXPLAIN, versions=frozenset({(3, 8)})),
     "statements.with_block_suppresses_exception": Gap("a with block left by an exception (not traced yet)", _EXPLAIN,
                                                       versions=frozenset({(3, 8)})),
     # NumPy < 2.3 (the releases on CPython 3.8-3.10) returns a Python int from count_nonzero, newer an np.intp.

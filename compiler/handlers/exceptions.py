@@ -118,6 +118,20 @@ def end_finally(tx, inst):
     raise tx.unsupported("finally block left by return, break or continue (not traced yet)")
 
 
+@handler("POP_FINALLY", stack_effect_exempt=True)
+def pop_finally(tx, inst):
+    """3.8: ``return``/``break``/``continue`` leaving a finally or with block
+    drops the block's marker: NULL ("no exception") or a CALL_FINALLY return
+    address; with arg 1 the value to return sits above it and stays."""
+    kept = tx.pop() if inst.arg else None
+    marker = tx.pop()
+    if marker is not _null() and not isinstance(marker, _ReturnAddress):
+        raise tx.unsupported("finally block left by return, break or continue while an exception "
+                             "is handled (not traced yet)")
+    if inst.arg:
+        tx.push(kept)
+
+
 @handler("WITH_CLEANUP_START", stack_effect_exempt=True)
 def with_cleanup_start(tx, inst):
     top = tx.pop()
