@@ -21,6 +21,7 @@ from .entry_codegen import (MISS, OutputCodegen, build_entry_source, compile_ent
 from .events import CompilationEvent
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace, first_failing
+from .ops import may_fail_at_run_time
 
 
 class CacheEntry:
@@ -216,10 +217,12 @@ def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, effects: Li
         event.graph_texts = [str(graph)]
         event.kernel_count = getattr(compiled, "kernel_count", 0)
     _fill_trace_metrics(tx, event)
-    body = graph_call_body(input_exprs, len(cg.outputs), return_expr, effects)
+    fallible = compiled is not None and any(may_fail_at_run_time(n) for n in graph.call_nodes)
+    body = graph_call_body(input_exprs, len(cg.outputs), return_expr, effects,
+                           on_graph_error=native_call_body(fn.__code__) if fallible else None)
     guards = output.guards.guards
     source = build_entry_source(names, guards, body)
-    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled}
+    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, "_fn": fn}
     entry_fn = compile_entry(source, output.ns, scope, f"<tracematrix entry {event.compile_id} "
                                                          f"{event.frame_name}>")
     logs.log("guards", event.compile_id, "guards of %s:\n  %s", event.frame_name,

@@ -65,13 +65,22 @@ def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body
 
 
 def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str,
-                    side_effects: Sequence[str] = ()) -> List[str]:
+                    side_effects: Sequence[str] = (),
+                    on_graph_error: Optional[Sequence[str]] = None) -> List[str]:
     """Run the graph, rebuild the return value, replay side effects (compiler.side_effects),
-    return.  The return value is built before any store, from the state the trace saw."""
+    return.  The return value is built before any store, from the state the trace saw.
+    ``on_graph_error``: lines run when the graph raises (a graph whose success depends on
+    the data, e.g. an index array out of range); the graph changes nothing the caller sees,
+    so running the plain function then gives exactly the plain call's effects and error."""
     body = []
     if n_outputs:
         targets = ", ".join(f"_o{i}" for i in range(n_outputs))
-        body.append(f"({targets},) = _graph({', '.join(input_exprs)})")
+        call = f"({targets},) = _graph({', '.join(input_exprs)})"
+        if on_graph_error:
+            body += ["try:", "    " + call, "except Exception:"]
+            body += ["    " + line for line in on_graph_error]
+        else:
+            body.append(call)
     if side_effects:
         body.append(f"_r = {return_expr}")
         body.extend(side_effects)

@@ -4,6 +4,8 @@
 are whatever memory held, so a compiled function could not promise the same
 result as the plain one.  arange, linspace, eye, identity and tri infer their
 metadata by running on the static arguments (their size is the arguments').
+``np.array`` / ``np.asarray`` are captured only for a constant nested list or
+tuple of numbers (each call creates a fresh array, as the plain call does).
 """
 from __future__ import annotations
 
@@ -26,6 +28,9 @@ _CREATION = (
     ("eye", rules.full_eval_rule),
     ("identity", rules.full_eval_rule),
     ("tri", rules.full_eval_rule),
+    # of a constant nested list/tuple of numbers only (see rules.constant_array_rule)
+    ("array", rules.constant_array_rule),
+    ("asarray", rules.constant_array_rule),
 )
 
 

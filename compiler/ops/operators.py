@@ -39,12 +39,11 @@ def _inplace_name(name: str) -> str:
     return "i" + name.rstrip("_")
 
 
-def _is_constant_index(index: Any) -> bool:
-    items = index if isinstance(index, tuple) else (index,)
-    return all(_is_index_item(item) for item in items)
+def _index_items(index: Any) -> tuple:
+    return index if isinstance(index, tuple) else (index,)
 
 
-def _is_index_item(item: Any) -> bool:
+def _is_basic_item(item: Any) -> bool:
     if item is None or item is Ellipsis:
         return True
     if isinstance(item, slice):
@@ -54,6 +53,23 @@ def _is_index_item(item: Any) -> bool:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_int_list(value: Any) -> bool:
+    """A constant (nested) list of ints: an integer index array spelled in Python."""
+    if not isinstance(value, list):
+        return False
+    return all(_is_int(v) or _is_int_list(v) for v in value)
+
+
+def _is_graph_int_array(value: Any) -> bool:
+    return isinstance(value, TensorMeta) and value.dtype.kind in "iu"
+
+
+def is_advanced_item(item: Any) -> bool:
+    """An integer index array (advanced indexing): the result's shape is the
+    index's broadcast shape plus the remaining dimensions, so it is static."""
+    return _is_int_list(item) or _is_graph_int_array(item)
 
 
 def getitem_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
@@ -66,11 +82,41 @@ def getitem_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
         return value[index]
     if not isinstance(value, TensorMeta):
         raise Unsupported(f"{op.name}: only arrays in the graph are indexed here")
-    if not _is_constant_index(index):
+    items = _index_items(index)
+    if not all(_is_basic_item(item) or is_advanced_item(item) for item in items):
         raise Unsupported(f"{op.name}: index {type(index).__name__} is not a constant int, slice, "
-                          "None or ... (boolean masks and integer arrays have data-dependent "
-                          "results)")
+                          "None, ..., or an integer list/array (boolean masks have "
+                          "data-dependent results)")
+    # Advanced indexing copies, so its stand-in result is allocated at full size (trace time
+    # only).  A constant index out of range raises NumPy's IndexError here: the frame runs
+    # natively and NumPy raises it.  An index array from the graph is checked when the graph
+    # runs (see may_fail_at_run_time).
     return evaluate_view(operator.getitem, args, {}, op.name)
+
+
+def may_fail_at_run_time(node: Any) -> bool:
+    """Whether a graph node's success depends on the data: indexing with an integer
+    array computed in the graph raises IndexError when a value is out of range.  A
+    graph holding such a node must run the plain function when the graph raises, so
+    that side effects, handlers and the error itself are exactly the plain call's.
+    (``operator.setitem`` is the tracer's item assignment into a temporary.)"""
+    if getattr(node, "target", None) not in ("operator.getitem", "operator.setitem") \
+            or len(node.args) < 2:
+        return False
+    return any(getattr(item, "op", None) is not None for item in _index_items(node.args[1]))
+
+
+def pow_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
+    """``a ** b``: ndarray.__pow__ takes fast paths for a 0-d exponent by its value (2 ->
+    square, 0 -> ones_like, ...) on several NumPy releases; they keep the base's dtype where
+    power would promote (float16 ** int16(3) is float32, ** int16(2) float16): refused."""
+    if len(args) == 2 and all(isinstance(a, TensorMeta) for a in args):
+        base, exponent = args
+        if exponent.shape == () and np.result_type(base.dtype, exponent.dtype) != base.dtype:
+            raise Unsupported(f"{op.name}: the result dtype is data-dependent: it depends on the "
+                              f"value of the 0-d {exponent.dtype.name} exponent (NumPy's power "
+                              "fast paths)")
+    return rules.elementwise_rule(op, args, kwargs)
 
 
 def inplace_rule(out_of_place: OpInfo):
@@ -94,7 +140,8 @@ def ops() -> List[OpInfo]:
     found = {}
     for name, (ufunc, symbol) in BINARY.items():
         found[name] = OpInfo(f"operator.{name}", getattr(operator, name), "elementwise",
-                             rules.elementwise_rule, ufunc=getattr(np, ufunc) if ufunc else None,
+                             pow_rule if name == "pow" else rules.elementwise_rule,
+                             ufunc=getattr(np, ufunc) if ufunc else None,
                              source=f"binop:{symbol}")
     found["matmul"] = OpInfo("operator.matmul", operator.matmul, "linalg",
                              rules.binary_shape_rule(shapes.matmul), source="binop:@")

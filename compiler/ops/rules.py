@@ -142,6 +142,18 @@ def same_shape_rule(op: Any, args: tuple, kwargs: dict) -> Any:
     return exact_or_shaped(op, args, kwargs, array.shape)
 
 
+def triangle_rule(op: Any, args: tuple, kwargs: dict) -> Any:
+    """tril / triu: the input's shape; a 1-d input of length n gives an (n, n) result
+    (NumPy masks it with tri(n))."""
+    array = first_array(op, args)
+    bound = shapes.bind(("k",), args[1:], kwargs, op.name)
+    if metas_in(bound.get("k")):
+        raise Unsupported(f"{op.name}: the diagonal offset k must be a constant")
+    shapes.as_index(bound.get("k", 0), op.name)
+    shape = array.shape * 2 if array.ndim == 1 else array.shape
+    return exact_or_shaped(op, args, kwargs, shape)
+
+
 def flatten_rule(op: Any, args: tuple, kwargs: dict) -> Any:
     array = first_array(op, args)
     return exact_or_shaped(op, args, kwargs, (array.size,))
@@ -298,6 +310,26 @@ def shaped_creation_rule(op: Any, args: tuple, kwargs: dict) -> Any:
         raise Unsupported(f"{op.name}: negative dimensions are not allowed")
     mini_args = (tuple(min(d, 1) for d in dims),) + tuple(args[1:])
     return with_shape(evaluate(op.fn, mini_args, kwargs, op.name), dims, op.name)
+
+
+def _is_number_sequence(value: Any) -> bool:
+    if isinstance(value, (tuple, list)):
+        return all(_is_number_sequence(v) for v in value)
+    return isinstance(value, (bool, int, float, complex))
+
+
+def constant_array_rule(op: Any, args: tuple, kwargs: dict) -> Any:
+    """array / asarray of a constant nested list or tuple of Python numbers (the
+    constant is small: it is written in the program), with an optional dtype."""
+    bound = shapes.bind(("object", "dtype"), args, kwargs, op.name)
+    value = bound.get("object")
+    if not isinstance(value, (tuple, list)) or not _is_number_sequence(value):
+        raise Unsupported(f"{op.name}: only a constant (nested) list or tuple of numbers is "
+                          "captured; arrays and other objects run natively")
+    meta = evaluate_full(op.fn, args, kwargs, op.name)
+    if meta.dtype.kind not in "biufc":  # ragged nesting, ints beyond int64 -> object
+        raise Unsupported(f"{op.name}: the constant gives a {meta.dtype} array, not a numeric one")
+    return TensorMeta(meta.shape, meta.dtype, meta.kind, "C")
 
 
 def full_eval_rule(op: Any, args: tuple, kwargs: dict) -> Any:

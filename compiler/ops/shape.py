@@ -32,6 +32,8 @@ _COPYING = (
     ("sort", rules.sort_rule),
     ("argsort", rules.sort_rule),
     ("diff", rules.diff_rule),
+    ("tril", rules.triangle_rule),
+    ("triu", rules.triangle_rule),
     # np.tile's shape rule is easy but its padding corner cases are not worth
     # the risk: it runs on zero-filled stand-ins of the full size.
     ("tile", rules.full_eval_rule),
@@ -42,6 +44,6 @@ def ops() -> List[OpInfo]:
     found = [OpInfo(f"numpy.{name}", getattr(np, name), "shape", rules.view_rule,
                     source=f"numpy.{name}") for name in VIEW_FUNCTIONS]
     for name, rule in _COPYING:
-        kind = "other" if name in ("sort", "argsort", "diff") else "shape"
+        kind = "other" if name in ("sort", "argsort", "diff", "tril", "triu") else "shape"
         found.append(OpInfo(f"numpy.{name}", getattr(np, name), kind, rule, source=f"numpy.{name}"))
     return found

@@ -71,11 +71,16 @@ def axis_for(draw: Any, ndim: int, allow_tuple: bool = True, allow_none: bool = 
 
 
 def index_for(draw: Any, ndim: int) -> Any:
-    """A constant index: ints, slices, None, Ellipsis, tuples of them."""
+    """An index: ints, slices, None, Ellipsis, integer lists (constants) and integer
+    arrays (graph values: advanced indexing), boolean lists/arrays (masks), tuples of them."""
+    int_list = st.lists(st.integers(-3, 3), max_size=3)
     item = st.one_of(st.integers(-3, 3),
                      st.builds(slice, st.none() | st.integers(-3, 3), st.none() | st.integers(-3, 3),
                                st.none() | st.sampled_from([1, 2, -1, 3])),
-                     st.none(), st.just(Ellipsis))
+                     st.none(), st.just(Ellipsis), int_list, st.lists(int_list, min_size=1, max_size=2),
+                     st.lists(st.booleans(), min_size=1, max_size=3),
+                     st.builds(lambda v, dt: np.array(v, np.int64).astype(dt), int_list,
+                               st.sampled_from([np.int64, np.int32, np.uint8, np.bool_])))
     items = draw(st.lists(item, min_size=0, max_size=ndim + 1))
     if len(items) == 1 and draw(st.booleans()):
         return items[0]

@@ -277,6 +277,32 @@ def _getitem(draw):
     return (x, A.index_for(draw, np.ndim(x))), {}
 
 
+def _triangle(draw):
+    x = A.array(draw, draw(st.sampled_from([(), (3,), (2, 3), (3, 3), (2, 3, 4), (0, 2)])))
+    kwargs = {"k": draw(st.integers(-3, 3))} if draw(st.booleans()) else {}
+    return (x,), kwargs
+
+
+def _numbers(draw, depth: int) -> Any:
+    number = st.one_of(st.integers(-2**40, 2**40), st.floats(allow_nan=False, width=32),
+                       st.booleans(), st.complex_numbers(max_magnitude=10))
+    if depth == 0:
+        return draw(number)
+    length = draw(st.integers(0, 3))
+    items = [_numbers(draw, depth - 1) for _ in range(length)]  # ragged when depths differ
+    return tuple(items) if draw(st.booleans()) else items
+
+
+def _constant_array(draw):
+    value = _numbers(draw, draw(st.integers(1, 3)))
+    if draw(st.integers(0, 5)) == 0:  # ragged nesting: NumPy refuses it (or makes an object array)
+        value = [value, 1.5]
+    kwargs = {}
+    if draw(st.booleans()):
+        kwargs["dtype"] = draw(st.sampled_from([np.float32, np.int64, "complex64", bool, float]))
+    return (value,), kwargs
+
+
 def _inplace(draw):
     x = A.array(draw, scalar_ok=draw(st.integers(0, 5)) == 0)
     if isinstance(x, np.ndarray):
@@ -310,7 +336,8 @@ SPECIAL: Dict[str, Builder] = {
     "numpy.outer": _binary_arrays, "numpy.vdot": _inner, "numpy.tensordot": _tensordot,
     "numpy.einsum": _einsum, "numpy.trace": _trace, "ndarray.trace": _trace,
     "numpy.linalg.norm": _norm, "ndarray.astype": _astype, "operator.getitem": _getitem,
-    "operator.imatmul": _imatmul,
+    "operator.imatmul": _imatmul, "numpy.tril": _triangle, "numpy.triu": _triangle,
+    "numpy.array": _constant_array, "numpy.asarray": _constant_array,
 }
 
 

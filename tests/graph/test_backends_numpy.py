@@ -249,3 +249,43 @@ def test_negative_constants_keep_their_precedence():
     g.output([g.call(ops.lookup_operator("pow"), (-1, x))])
     compiled = get_backend("numpy").compile(g)
     assert np.array_equal(compiled(np.array([1, 2, 3]))[0], [-1, 1, -1])
+
+
+def _indexing_triangles_and_constants_graph() -> Graph:
+    g = Graph()
+    x = g.placeholder("x", TensorMeta((4, 3), np.float64))
+    idx = g.placeholder("idx", TensorMeta((2,), np.int64))
+    getitem = ops.lookup_operator("getitem")
+    eye = g.call(ops.lookup_function(np.eye), (3,))
+    onehot = g.call(getitem, (eye, idx))                        # index array from the graph
+    rows = g.call(getitem, (x, [0, 2]))                         # constant integer lists
+    cols = g.call(getitem, (x, (slice(None), [[1], [0]])))
+    lower = g.call(ops.lookup_function(np.tril), (x,))
+    upper = g.call(ops.lookup_function(np.triu), (x,), {"k": -1})
+    mean = g.call(ops.lookup_function(np.array), ([0.25, 0.5, 1.0],), {"dtype": np.float32})
+    centred = g.call(ops.lookup_operator("sub"), (rows, mean))
+    nested = g.call(ops.lookup_function(np.asarray), (((1, 2), (3, 4)),))
+    g.output([onehot, rows, cols, lower, upper, centred, nested, mean])
+    return g
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+@pytest.mark.parametrize("idx", [[2, 0], [-3, 1], [3, 0], [0, -4]])
+def test_advanced_indexing_triangles_and_constant_arrays_match_plain_numpy(backend, idx):
+    """In range: the same values; an index array out of range: the graph raises NumPy's
+    IndexError at run time (the compiled frame then runs the plain function)."""
+    graph = _indexing_triangles_and_constants_graph()
+    x = np.random.default_rng(2).standard_normal((4, 3))
+    assert_same_results(graph, [x, np.array(idx, np.int64)], backend)
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_constant_arrays_are_fresh_on_every_call(backend):
+    """np.array of a constant makes a new array per call, as the plain call does: a caller
+    writing into one result must not change the next."""
+    g = Graph()
+    g.output([g.call(ops.lookup_function(np.array), ([1, 2, 3],))])
+    compiled = get_backend(backend).compile(g)
+    first = compiled()[0]
+    first[0] = 100
+    assert compiled()[0].tolist() == [1, 2, 3]

@@ -120,10 +120,37 @@ def test_value_dependent_dtype_is_refused_or_exact():
         assert op.infer(x, zero_d).dtype == np.result_type(np.int8, np.int64)
 
 
-@pytest.mark.parametrize("index", [[0, 1], np.array([True]), (slice(None), [1])])
+@pytest.mark.parametrize("index", [[True, False, True], TensorMeta((3,), np.bool_),
+                                   (slice(None), TensorMeta((3,), np.bool_)), [0.5], 1.0])
 def test_getitem_with_data_dependent_index_is_unsupported(index):
     with pytest.raises(Unsupported, match="data-dependent"):
         ops.lookup_operator("getitem").infer(TensorMeta((3, 3), np.float64), index)
+
+
+@pytest.mark.parametrize("index", [[0, 3], [[-4]], (slice(None), [0, 3])])
+def test_getitem_constant_index_out_of_range_is_refused_with_numpys_error(index):
+    # refused at trace time, so the frame runs natively and NumPy raises its IndexError
+    with pytest.raises(Unsupported, match="IndexError"):
+        ops.lookup_operator("getitem").infer(TensorMeta((3, 3), np.float64), index)
+
+
+def test_getitem_with_a_graph_index_array_has_a_static_shape_and_may_fail_at_run_time():
+    from compiler.graph import Graph
+    g = Graph()
+    eye = g.placeholder("eye", TensorMeta((5, 5), np.float64))
+    idx = g.placeholder("idx", TensorMeta((2, 3), np.intp))
+    onehot = g.call(ops.lookup_operator("getitem"), (eye, idx))
+    columns = g.call(ops.lookup_operator("getitem"), (eye, (slice(None), [1, 0])))
+    assert (onehot.meta.shape, onehot.meta.dtype) == ((2, 3, 5), np.float64)
+    assert columns.meta.shape == (5, 2)
+    assert ops.may_fail_at_run_time(onehot)
+    assert not ops.may_fail_at_run_time(columns)  # constants are checked at trace time
+
+
+@pytest.mark.parametrize("value", [[1, [2]], [2**70], ["a"], [np.float32(1)]])
+def test_array_of_anything_but_a_numeric_constant_is_refused(value):
+    with pytest.raises(Unsupported):
+        ops.lookup_function(np.array).infer(value)
 
 
 def test_broadcast_mismatch_names_the_shapes():
