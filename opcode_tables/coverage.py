@@ -49,9 +49,12 @@ def collect(table: Optional[VersionTable] = None, real: Optional[Set[str]] = Non
     unsupported: Dict[str, str] = {}
     internal: List[str] = []
     pending: List[str] = []
+    # The tracer steps a superinstruction as its split parts (3.13's
+    # LOAD_FAST_LOAD_FAST is LOAD_FAST twice): handled when every part is.
+    split = table.fact("superinstructions")
     for name in sorted(real & set(table.opcodes)):
         spec = table[name]
-        if name in handlers:
+        if name in handlers or (name in split and all(part in handlers for part in split[name])):
             handled.append(name)
         elif spec.decoder_only:
             internal.append(name)

@@ -123,3 +123,15 @@ def test_rows_for_opcodes_the_interpreter_lacks_are_listed_as_extra():
     report = coverage.collect(table=table, real=REAL)
     assert report["extra"] == ["NOT_A_REAL_OPCODE"]
     assert report["counts"]["total"] == len(REAL)
+
+
+def test_a_superinstruction_counts_as_handled_when_its_parts_are():
+    base = current_table()
+    table = base.derive(base.version, add=[OpcodeSpec("FAKE_SUPER")],
+                        facts={"superinstructions": {"FAKE_SUPER": ("NOP", "POP_TOP")}})
+    real = REAL | {"FAKE_SUPER"}
+    assert "FAKE_SUPER" in coverage.collect(table=table, real=real)["pending"]
+    table.bind_handler("NOP", lambda *a: None)
+    assert "FAKE_SUPER" in coverage.collect(table=table, real=real)["pending"]
+    table.bind_handler("POP_TOP", lambda *a: None)
+    assert "FAKE_SUPER" in coverage.collect(table=table, real=real)["handled"]
