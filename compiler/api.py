@@ -93,7 +93,7 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
             return fn(*args, **kwargs)
         key = (fn.__defaults__, fn.__kwdefaults__)
         if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
-            signature_for[:] = [key, inspect.signature(fn)]
+            signature_for[:] = [key, inspect.signature(fn, follow_wrapped=False)]
         try:
             bound = signature_for[1].bind(*args, **kwargs)
         except TypeError:

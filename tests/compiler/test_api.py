@@ -271,3 +271,26 @@ def test_a_compiled_callee_is_inlined_into_its_compiled_caller():
     (event,) = compiler.events()  # one frame: inner was inlined, not compiled on its own
     assert event.frame_name.endswith("outer") and event.fallback_reason is None
     assert event.graph_count == 1 and event.graph_node_count == 3
+
+
+def test_a_functools_wraps_decorated_function_binds_its_own_parameters():
+    # functools.wraps sets __wrapped__, and inspect.signature follows it by default:
+    # binding must use the wrapper's own (*args, **kwargs), not the wrapped signature.
+    import functools
+
+    def traced(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs) + 1.0
+        return wrapper
+
+    @traced
+    def scale(x, factor=2.0):
+        return x * factor
+
+    compiled = compiler.compile(scale)
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(compiled(x), scale(x))
+    np.testing.assert_array_equal(compiled(x, factor=3.0), scale(x, factor=3.0))
+    event = compiler.events()[-1]
+    assert event.fallback_reason is None and event.graph_node_count == 2
