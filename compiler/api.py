@@ -148,7 +148,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: list, closure, slow_pat
         prologue = f"    if _fn.__defaults__ is not _defaults:\n        return _rebind(({args},))\n"
         prologue += "".join(f"    if L_{n} is _UNSET:\n        L_{n} = _defaults[{i - first_default}]\n"
                             for i, n in enumerate(names) if i >= first_default)
-    src = (f"def {code.co_name}({', '.join(params)}):\n"
+    # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
+    src = (f"def _wrapper({', '.join(params)}):\n"
            f"{prologue}"
            f"    for entry in _entries:\n"
            f"        result = entry(_closure, {args})\n"
@@ -165,9 +166,10 @@ def _positional_wrapper(fn: types.FunctionType, entries: list, closure, slow_pat
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
-    wrapper = scope[code.co_name]
-    # Parameter names in messages must be the plain function's, not L_<name>.
-    replaced = wrapper.__code__.replace(co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
+    wrapper = scope["_wrapper"]
+    # Names in messages must be the plain function's: its own name, not L_<name> parameters.
+    replaced = wrapper.__code__.replace(co_name=code.co_name,
+                                        co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
     if hasattr(replaced, "co_qualname"):
         replaced = replaced.replace(co_qualname=fn.__qualname__)
     wrapper.__code__ = replaced

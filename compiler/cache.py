@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import config, events, logs
 from .entry_codegen import (MISS, OutputCodegen, build_entry_source, compile_entry, entry_params,
-                            graph_call_body, native_call_body)
+                            graph_call_body, native_call_body, native_scope)
 from .events import CompilationEvent
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace, first_failing
@@ -161,11 +161,10 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
 
 
 def _call_native(fn, code, values):
-    scope = {"_fn": fn}
-    from .entry_codegen import native_call_body
+    scope = native_scope(fn)
     src = f"def _call({', '.join(entry_params(param_names(code)))}):\n    " + native_call_body(code)[0] + "\n"
     exec(src, scope)
-    return scope["_call"](None, *values)
+    return scope["_call"](fn.__closure__, *values)
 
 
 def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event: CompilationEvent,
@@ -222,7 +221,7 @@ def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, effects: Li
                            on_graph_error=native_call_body(fn.__code__) if fallible else None)
     guards = output.guards.guards
     source = build_entry_source(names, guards, body)
-    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, "_fn": fn}
+    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, **native_scope(fn)}
     entry_fn = compile_entry(source, output.ns, scope, f"<tracematrix entry {event.compile_id} "
                                                          f"{event.frame_name}>")
     logs.log("guards", event.compile_id, "guards of %s:\n  %s", event.frame_name,
@@ -255,7 +254,7 @@ def _native_entry(fn, tx, names, event: CompilationEvent, error: Unsupported) ->
         event.ir_count = 0
         event.ir_opcodes = {}
     source = build_entry_source(names, guards, native_call_body(fn.__code__))
-    scope = {"_G": fn.__globals__, "_B": f_builtins, "_fn": fn}
+    scope = {"_G": fn.__globals__, "_B": f_builtins, **native_scope(fn)}
     entry_fn = compile_entry(source, ns, scope, f"<tracematrix native entry {event.compile_id}>")
     ns.values.update(scope)
     return CacheEntry(entry_fn, guards, ns, entry_params(names), source, event, native=True)

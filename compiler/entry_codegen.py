@@ -14,6 +14,7 @@ instruction and calling the continuation.
 """
 from __future__ import annotations
 
+import types
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .graph import Node
@@ -103,7 +104,23 @@ def native_call_body(code) -> List[str]:
     parts += [f"{n}={local_param_name(n)}" for n in names[n_pos:n_pos + n_kwonly]]
     if code.co_flags & 0x08:  # **kwargs
         parts.append("**" + local_param_name(names[index]))
-    return [f"return _fn({', '.join(parts)})"]
+    # Entries are shared by every function object of this code (sibling closures):
+    # call the one whose cells the caller passed in ``_cl``.
+    return [f"return (_fn if _cl is _fn.__closure__ else _sibling(_cl))({', '.join(parts)})"]
+
+
+def native_scope(fn) -> Dict[str, Any]:
+    """Names ``native_call_body`` needs: the compiled function and a way to call a
+    sibling closure of the same code.  Arguments arrive bound explicitly (defaults
+    applied), so a sibling needs only the code, globals, name and cells."""
+    code, f_globals, name, qualname = fn.__code__, fn.__globals__, fn.__name__, fn.__qualname__
+
+    def sibling(closure):
+        other = types.FunctionType(code, f_globals, name, None, closure)
+        other.__qualname__ = qualname
+        return other
+
+    return {"_fn": fn, "_sibling": sibling}
 
 
 def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filename: str) -> Callable:

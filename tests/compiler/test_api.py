@@ -294,3 +294,36 @@ def test_a_functools_wraps_decorated_function_binds_its_own_parameters():
     np.testing.assert_array_equal(compiled(x, factor=3.0), scale(x, factor=3.0))
     event = compiler.events()[-1]
     assert event.fallback_reason is None and event.graph_node_count == 2
+
+
+def test_lambdas_compile_and_misuse_raises_like_the_plain_lambda():
+    square_plus = lambda x, k=1.0: x * x + k  # noqa: E731
+    compiled = compiler.compile(square_plus)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(compiled(x), square_plus(x))
+    np.testing.assert_array_equal(compiled(x, 2.0), square_plus(x, 2.0))
+    with pytest.raises(TypeError) as plain:
+        square_plus()
+    with pytest.raises(TypeError) as got:
+        compiled()
+    assert str(got.value) == str(plain.value)
+
+
+def _make_counter():
+    count = 0
+
+    def step(x):
+        nonlocal count  # a store into the caller's cell: the frame runs natively
+        count += 1
+        return x * count
+    return step
+
+
+def test_sibling_closures_sharing_code_never_run_each_others_cells():
+    x = np.arange(3.0)
+    first = compiler.compile(_make_counter())
+    first(x), first(x)
+    plain, compiled = _make_counter(), compiler.compile(_make_counter())
+    for _ in range(3):
+        np.testing.assert_array_equal(compiled(x), plain(x))
+    np.testing.assert_array_equal(first(x), x * 3)  # its own count went on from 2
