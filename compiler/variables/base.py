@@ -101,3 +101,20 @@ def constants_of(items: Sequence[VariableTracker]) -> List[Any]:
 
 def all_constant(items: Sequence[VariableTracker]) -> bool:
     return all(item.is_python_constant() for item in items)
+
+
+class FixedObjectVariable(VariableTracker):
+    """A tracker for one fixed Python object that the trace never changes (a
+    builtin, a NumPy function, a class): the object is its own constant value."""
+
+    def fixed_object(self) -> Any:
+        raise NotImplementedError
+
+    def python_type(self) -> type:
+        return type(self.fixed_object())
+
+    def is_python_constant(self) -> bool:
+        return True
+
+    def as_python_constant(self) -> Any:
+        return self.fixed_object()

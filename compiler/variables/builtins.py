@@ -13,7 +13,7 @@ import numpy as np
 
 from ..exc import Unsupported
 from .. import trace_rules
-from .base import VariableTracker, all_constant, constants_of
+from .base import FixedObjectVariable, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable
 from .operators import BINARY, COMPARE, UNARY, binary_op, contains_op, is_op, unary_op
 
@@ -23,7 +23,7 @@ _OPERATOR_UNARY = {getattr(operator, n): n for n in UNARY}
 _OPERATOR_INPLACE = {getattr(operator, "i" + n.rstrip("_")): n for n in BINARY}
 
 
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(FixedObjectVariable):
     """A builtin function or type, an ``operator`` function or a ``math`` function."""
 
     def __init__(self, fn: Any, source=None) -> None:
@@ -39,13 +39,7 @@ class BuiltinVariable(VariableTracker):
     def describe(self) -> str:
         return f"builtin {getattr(self.fn, '__name__', self.fn)}"
 
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def is_python_constant(self) -> bool:
-        return True
-
-    def as_python_constant(self) -> Any:
+    def fixed_object(self) -> Any:
         return self.fn
 
     def getattr(self, tx, name: str) -> VariableTracker:

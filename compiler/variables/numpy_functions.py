@@ -6,7 +6,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..exc import Unsupported
-from .base import VariableTracker, all_constant, constants_of
+from .base import FixedObjectVariable, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable
 
 
@@ -29,7 +29,7 @@ def _has_array(values) -> bool:
     return False
 
 
-class NumpyFunctionVariable(VariableTracker):
+class NumpyFunctionVariable(FixedObjectVariable):
     def __init__(self, fn: Any, op, source=None) -> None:
         super().__init__(source)
         self.fn = fn
@@ -38,13 +38,7 @@ class NumpyFunctionVariable(VariableTracker):
     def describe(self) -> str:
         return f"NumPy function {self.op.name}"
 
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def is_python_constant(self) -> bool:
-        return True
-
-    def as_python_constant(self) -> Any:
+    def fixed_object(self) -> Any:
         return self.fn
 
     def getattr(self, tx, name: str) -> VariableTracker:

@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional
 
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, TypeSource
-from .base import VariableTracker
+from .base import FixedObjectVariable, VariableTracker
 from .constant import ConstantVariable
 
 _MISSING = object()
@@ -51,7 +51,7 @@ def _check_plain_class(cls: type) -> None:
         raise Unsupported(f"class {cls.__qualname__} customises attribute access")
 
 
-class UserClassVariable(VariableTracker):
+class UserClassVariable(FixedObjectVariable):
     def __init__(self, cls: type, source=None) -> None:
         super().__init__(source)
         self.cls = cls
@@ -59,13 +59,7 @@ class UserClassVariable(VariableTracker):
     def describe(self) -> str:
         return f"class {self.cls.__qualname__}"
 
-    def python_type(self) -> type:
-        return type(self.cls)
-
-    def is_python_constant(self) -> bool:
-        return True
-
-    def as_python_constant(self) -> Any:
+    def fixed_object(self) -> Any:
         return self.cls
 
     def getattr(self, tx, name: str) -> VariableTracker:
