@@ -129,6 +129,7 @@ TABLE = _BASE.derive(
         # before RESUME (and generator code RETURN_GENERATOR, POP_TOP); that
         # depends on the code object, not on the version.
         "frame_prologue": ("RESUME",),
+        "call_prefix": ("KW_NAMES", "PRECALL"),
         # dis.stack_effect says 0; the generator resumes with the sent value pushed.
         "stack_effect_overrides": {"RETURN_GENERATOR": 1},
         "code_fields": (

@@ -79,6 +79,7 @@ TABLE = _BASE.derive(
         _BASE.changed("CALL", caches=3),
     ],
     facts={
+        "call_prefix": ("KW_NAMES",),
         "arg_flags": {
             "LOAD_GLOBAL": ("push_null",),
             "LOAD_ATTR": ("is_method",),

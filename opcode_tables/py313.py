@@ -52,6 +52,7 @@ TABLE = _BASE.derive(
         _BASE.changed("POP_JUMP_IF_NOT_NONE", caches=1),
     ],
     facts={
+        "call_prefix": (),
         "compare_op_shift": 5,
         "compare_op_bool_bit": 16,
         "superinstructions": {

@@ -59,6 +59,10 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     Opnames that must open every code object: () up to 3.10; ("RESUME",)
     from 3.11 (code with cells or free variables also needs MAKE_CELL /
     COPY_FREE_VARS before it, which depends on the code, not the version).
+``call_prefix``
+    Opnames that belong to the CALL after them without touching the stack
+    (3.11: KW_NAMES and PRECALL; 3.12: KW_NAMES): code that resumes at a
+    call must start at them, or the call loses its keyword names.
 ``code_fields``
     The keyword arguments ``CodeType.replace()`` accepts.
 ``stack_effect_overrides``
@@ -287,6 +291,7 @@ TABLE = VersionTable(
         "function_attr_flags": ("defaults", "kwdefaults", "annotations", "closure"),
         "deref_index": "cells_then_frees",
         "frame_prologue": (),
+        "call_prefix": (),
         "code_fields": _CODE_FIELDS_38,
         "stack_effect_overrides": {},
     },
