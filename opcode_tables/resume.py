@@ -1,0 +1,316 @@
+"""Continuation ("resume") functions and break stubs, built from a function's own bytecode.
+
+At a graph break the compiled code runs the breaking instruction natively and
+then continues in a *continuation*: a new code object whose body is the
+original function's instructions, entered through a prologue that rebuilds
+the value stack from parameters (NULL slots re-created the way the running
+interpreter's call sequence needs them), re-enters 3.8-3.10 try/with blocks
+and jumps to the resume point.  A *stub* is the same thing stopped right after
+one instruction: it runs that instruction natively and hands the resulting
+stack and live locals to a ``packer`` callable instead of continuing.
+
+Everything per-version comes from the running table's facts
+(``frame_prologue``, ``call_null_layout``, ``exception_table``) and from
+``dis.haslocal`` / ``dis.hasfree``; there is no version check here.
+"""
+from __future__ import annotations
+
+import dis
+import inspect
+import keyword
+import types
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+from .assemble import assemble
+from .decode import decode_cached
+from .factories import body_start, create_call_function
+from .instruction import ExcHandler, Instruction, create_instruction
+from .spec import VersionTable
+
+__all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code"]
+
+# Opcodes whose argument names a fast local, a cell or a free variable: their
+# index changes when the parameters are reordered, so the assembler re-derives it.
+_NAMED_SLOT_OPCODES = frozenset(dis.haslocal) | frozenset(dis.hasfree)
+# Flags a continuation must not carry: it takes exactly its positional parameters.
+_CLEARED_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+_GENERATOR_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR \
+    | inspect.CO_ITERABLE_COROUTINE
+
+
+class NullCarrier:
+    """Re-creates a 3.8-3.10 LOAD_METHOD pair [NULL, callable].
+
+    ``LOAD_METHOD value`` on an instance finds a plain slot, not a method, so
+    it pushes NULL and the slot's value: exactly the pair LOAD_METHOD pushed
+    for a module attribute in the original frame.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+@dataclass(frozen=True)
+class ResumeExit:
+    """One way out of a stub: what ``packer`` receives on that path."""
+
+    branch: int                      # passed as first argument to the packer
+    stack_nulls: Tuple[bool, ...]    # stack right after the break instruction, bottom first (True = NULL)
+    live: Tuple[str, ...]            # local (or cell) names passed after the stack values
+
+
+@dataclass
+class ResumeCode:
+    """A generated continuation or stub and how it maps back to the original code."""
+
+    code: types.CodeType
+    params: List[str]
+    stack_params: List[str]
+    # index into the generated instruction list -> index into the original's; absent = inserted
+    _origin: Dict[int, int] = field(default_factory=dict, repr=False)
+
+    def original_index(self, index: int) -> Optional[int]:
+        """Index into instructions_of(self.code) -> index into instructions_of(original), None if inserted."""
+        return self._origin.get(index)
+
+
+def _current_table() -> VersionTable:
+    from . import current_table
+    return current_table()
+
+
+def _fresh_name(stem: str, taken: Set[str]) -> str:
+    name = stem
+    while name in taken:
+        name = "_" + name
+    taken.add(name)
+    return name
+
+
+def _copy_body(original: List[Instruction]) -> List[Instruction]:
+    """Fresh copies with jump targets and handlers pointing at the copies (the cached decode stays intact)."""
+    copies = [inst.copy() for inst in original]
+    by_id = {id(inst): copy for inst, copy in zip(original, copies)}
+    handlers: Dict[int, ExcHandler] = {}
+    for copy in copies:
+        if copy.target is not None:
+            copy.target = by_id[id(copy.target)]
+        if copy.exc is not None:
+            old = copy.exc
+            if id(old) not in handlers:
+                handlers[id(old)] = ExcHandler(by_id[id(old.target)], old.depth, old.lasti)
+            copy.exc = handlers[id(old)]
+        if dis.opmap[copy.opname] in _NAMED_SLOT_OPCODES:
+            copy.arg = None
+    return copies
+
+
+def _check_index(what: str, index: int, count: int) -> None:
+    if not 0 <= index < count:
+        raise ValueError(f"{what}={index} is outside the {count} instructions of the code "
+                         "(indexes are into compiler.tracer.instructions_of(code))")
+
+
+def _load_local(name: str, cells: Set[str], table: VersionTable) -> Instruction:
+    """Push a live variable; where LOAD_FAST trusts the compiler, use the checking form."""
+    if name in cells:
+        return create_instruction("LOAD_DEREF", argval=name)
+    opname = "LOAD_FAST_CHECK" if "LOAD_FAST_CHECK" in table else "LOAD_FAST"
+    return create_instruction(opname, argval=name)
+
+
+def _restore_stack(stack_nulls: Sequence[bool], stack_params: List[str],
+                   blocks: Sequence[Tuple[int, int]], body: List[Instruction],
+                   table: VersionTable) -> List[Instruction]:
+    """Push the saved stack back, bottom first, re-entering each block at its depth."""
+    has_push_null = "PUSH_NULL" in table
+    pending_blocks = sorted(blocks, key=lambda b: b[1])
+    if [b[1] for b in pending_blocks] != [b[1] for b in blocks]:
+        raise ValueError(f"blocks must be given outermost first (non-decreasing depth), got {list(blocks)}")
+    out: List[Instruction] = []
+    depth = 0
+    params = iter(stack_params)
+
+    def enter_blocks() -> None:
+        while pending_blocks and pending_blocks[0][1] == depth:
+            handler, _ = pending_blocks.pop(0)
+            out.append(create_instruction("SETUP_FINALLY", target=body[handler]))
+
+    slot = 0
+    while slot < len(stack_nulls):
+        enter_blocks()
+        if not stack_nulls[slot]:
+            out.append(create_instruction("LOAD_FAST", argval=next(params)))
+            slot, depth = slot + 1, depth + 1
+        elif has_push_null:
+            out.append(create_instruction("PUSH_NULL"))
+            slot, depth = slot + 1, depth + 1
+        else:
+            # No PUSH_NULL: the only NULL is LOAD_METHOD's, directly below its callable.
+            if slot + 1 >= len(stack_nulls) or stack_nulls[slot + 1]:
+                raise ValueError(
+                    f"stack slot {slot} is NULL but is not followed by a non-NULL slot (layout "
+                    f"{list(stack_nulls)}); on CPython {table.version[0]}.{table.version[1]} a NULL can only "
+                    "be rebuilt as the [NULL, callable] pair of LOAD_METHOD")
+            if any(b[1] == depth + 1 for b in pending_blocks):
+                raise ValueError(f"a block starts between the NULL slot {slot} and its callable; "
+                                 "cannot re-enter it there")
+            out.extend([
+                create_instruction("LOAD_CONST", argval=NullCarrier),
+                create_instruction("LOAD_FAST", argval=next(params)),
+                create_instruction("CALL_FUNCTION", arg=1),
+                create_instruction("LOAD_METHOD", argval="value"),
+            ])
+            slot, depth = slot + 2, depth + 2
+    enter_blocks()
+    if pending_blocks:
+        raise ValueError(f"blocks {pending_blocks} are deeper than the restored stack "
+                         f"({len(stack_nulls)} slots)")
+    return out
+
+
+def _exit_code(exit: ResumeExit, temps: List[str], block_count: int, packer: Any,
+               cells: Set[str], table: VersionTable) -> List[Instruction]:
+    """Save the stack, leave the blocks, ``return packer(branch, *stack, *live)``."""
+    out: List[Instruction] = []
+    count = len(exit.stack_nulls)
+    for slot in reversed(range(count)):
+        out.append(create_instruction("STORE_FAST", argval=temps[slot]))
+    out.extend(create_instruction("POP_BLOCK") for _ in range(block_count))
+    out.append(create_instruction("LOAD_CONST", argval=packer))
+    out.append(create_instruction("LOAD_CONST", argval=exit.branch))
+    values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]]
+    out.extend(create_instruction("LOAD_FAST", argval=name) for name in values)
+    out.extend(_load_local(name, cells, table) for name in exit.live)
+    out.extend(create_call_function(1 + len(values) + len(exit.live), push_null=True, table=table))
+    out.append(create_instruction("RETURN_VALUE"))
+    return out
+
+
+def build_resume_code(code: types.CodeType, *,
+                      resume_index: int,
+                      stack_nulls: Sequence[bool],
+                      live: Sequence[str],
+                      blocks: Sequence[Tuple[int, int]] = (),
+                      name: str,
+                      qualname: str,
+                      break_index: Optional[int] = None,
+                      exits: Sequence[ResumeExit] = (),
+                      packer: Any = None) -> ResumeCode:
+    """A continuation of ``code`` at ``resume_index`` (or, with ``break_index``, a stub).
+
+    Parameters are one per non-NULL slot of ``stack_nulls`` (bottom first)
+    followed by ``live``.  ``blocks`` (3.8-3.10 only) are the active
+    SETUP_FINALLY/SETUP_WITH blocks as (handler index, block stack level),
+    outermost first.  In stub mode the instruction at ``break_index`` runs
+    natively; then each exit returns ``packer(branch, *stack values, *live)``
+    (``exits[0]`` on fall-through, ``exits[1]`` when a conditional jump is
+    taken); with no exits the rest of the function runs natively.
+    """
+    table = _current_table()
+    if code.co_flags & _GENERATOR_FLAGS:
+        raise ValueError(f"{code.co_name}: continuations of generator/coroutine code are not supported "
+                         "(the frame cannot be re-entered mid-way)")
+    original = decode_cached(code).split_instructions()
+    count = len(original)
+    _check_index("resume_index", resume_index, count)
+    if blocks and table.fact("exception_table"):
+        raise ValueError("blocks are a 3.8-3.10 notion; on this interpreter exception handling follows "
+                         "the instructions' exception table, pass blocks=()")
+    for handler, depth in blocks:
+        _check_index("block handler index", handler, count)
+    if break_index is None:
+        if exits:
+            raise ValueError("exits need break_index (they describe what follows the break instruction)")
+    else:
+        _check_index("break_index", break_index, count)
+        if break_index < resume_index:
+            raise ValueError(f"break_index={break_index} comes before resume_index={resume_index}")
+        if exits and packer is None:
+            raise ValueError("exits need a packer to call")
+
+    cellvars, freevars = list(code.co_cellvars), list(code.co_freevars)
+    known = set(code.co_varnames) | set(cellvars)
+    for local in live:
+        if local in freevars:
+            raise ValueError(f"live name {local!r} is a free variable: it comes from the closure, "
+                             "not from a parameter")
+        if local not in known:
+            raise ValueError(f"live name {local!r} is neither a local nor a cell of {code.co_name}")
+    if len(set(live)) != len(live):
+        raise ValueError(f"live names repeat: {list(live)}")
+    taken = known | set(freevars) | set(code.co_names)
+    stack_params = [_fresh_name(f"___stack{i}", taken) for i in range(sum(1 for n in stack_nulls if not n))]
+    params = stack_params + list(live)
+    varnames = params + [v for v in code.co_varnames if v not in params]
+    if any(not v.isidentifier() or keyword.iskeyword(v) for v in stack_params):
+        raise AssertionError("generated parameter names must be identifiers")
+
+    body = _copy_body(original)
+    origin_of = {id(inst): i for i, inst in enumerate(body)}
+    start = body_start(body, table)
+    prologue = body[:start]
+    for inst in prologue:
+        inst.exc = None
+    main = body[start:]
+    resume_at = body[resume_index]
+    if resume_index < start:
+        raise ValueError(f"resume_index={resume_index} lies inside the frame prologue (ends at {start})")
+
+    entry = _restore_stack(stack_nulls, stack_params, blocks, body, table)
+    entry.append(create_instruction("JUMP_FORWARD", target=resume_at))
+
+    if break_index is not None and exits:
+        main = _insert_exits(main, body[break_index], exits, len(blocks), packer, cellvars, freevars,
+                             taken, varnames, table)
+
+    instructions = prologue + entry + main
+    overrides: Dict[str, Any] = {
+        "co_argcount": len(params),
+        "co_posonlyargcount": 0,
+        "co_kwonlyargcount": 0,
+        "co_varnames": tuple(varnames),
+        "co_flags": code.co_flags & ~_CLEARED_FLAGS,
+        "co_name": name,
+    }
+    fields = set(table.fact("code_fields"))
+    if "co_qualname" in fields:
+        overrides["co_qualname"] = qualname
+    overrides = {k: v for k, v in overrides.items() if k in fields}
+    new_code = assemble(instructions, code, **overrides)
+    origin = {i: origin_of[id(inst)] for i, inst in enumerate(instructions) if id(inst) in origin_of}
+    return ResumeCode(code=new_code, params=params, stack_params=stack_params, _origin=origin)
+
+
+def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence[ResumeExit],
+                  block_count: int, packer: Any, cellvars: List[str], freevars: List[str],
+                  taken: Set[str], varnames: List[str], table: VersionTable) -> List[Instruction]:
+    """Place the exit code right after the break instruction and route its paths there."""
+    spec = table[breaker.opname]
+    if len(exits) > 2:
+        raise ValueError(f"at most two exits (fall-through, jump taken), got {len(exits)}")
+    if spec.flow != "next":
+        raise ValueError(f"{breaker.opname} never falls through ({spec.flow}); it cannot have exits")
+    if len(exits) == 2 and not (spec.jump is not None and spec.conditional and not spec.block_setup):
+        raise ValueError(f"{breaker.opname} is not a conditional jump; give one exit (its fall-through)")
+    if len(exits) == 2 and breaker.opname == "FOR_ITER":
+        # 3.12+ FOR_ITER skips the instruction(s) at its target when exhausted,
+        # so redirecting the target to new code would skip part of the exit.
+        raise ValueError("FOR_ITER's exhausted branch cannot be redirected to an exit; break before the "
+                         "FOR_ITER (or give only its fall-through exit)")
+    cells = set(cellvars) | set(freevars)
+    width = max(len(e.stack_nulls) for e in exits)
+    temps = [_fresh_name(f"___exit{i}", taken) for i in range(width)]
+    varnames.extend(t for t in temps if t not in varnames)
+    codes = [_exit_code(e, temps, block_count, packer, cells, table) for e in exits]
+    if len(codes) == 2:
+        breaker.target = codes[1][0]
+    at = next(i for i, inst in enumerate(main) if inst is breaker)
+    out = main[:at + 1]
+    for exit_code in codes:
+        out.extend(exit_code)
+    out.extend(main[at + 1:])
+    return out
