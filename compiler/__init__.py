@@ -7,6 +7,7 @@
     compiler.reset()
     compiler.allow_in_graph(func); compiler.disable(func)
 
+Debug dumps of transformed code, break stubs and continuations: compiler.debug.
 Logs: TRACEMATRIX_LOGS=guards,recompiles,graph_breaks,graph_code,bytecode (or
 ``compiler.logs.enable(...)``).  Settings: ``compiler.config``.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import List
 
-from . import config, logs
+from . import config, debug, logs
 from .exc import InternalCompilerError, Unsupported
 from .events import CompilationEvent
 from .explain import ExplainOutput, explain
@@ -31,4 +32,4 @@ def events() -> List[CompilationEvent]:
 
 
 __all__ = ["compile", "explain", "events", "reset", "allow_in_graph", "disable", "Unsupported",
-           "InternalCompilerError", "CompilationEvent", "ExplainOutput", "config", "logs"]
+           "InternalCompilerError", "CompilationEvent", "ExplainOutput", "config", "debug", "logs"]

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import config, events, logs
 from .entry_codegen import (MISS, OutputCodegen, build_entry_source, compile_entry, entry_params,
-                            graph_call_body, native_call_body, native_scope)
+                            graph_break_body, graph_call_body, native_call_body, native_scope)
 from .events import CompilationEvent
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace, first_failing
@@ -50,8 +50,13 @@ class FrameCache:
         self.native_reason: Optional[str] = None
         self.frame_id: Optional[int] = None
         self.compiles = 0
+        # Stubs and continuations of this function's graph breaks (a continuation's own
+        # cache points at its root function's registry).
+        from .resume import Registry
+        self.registry = Registry()
 
     def clear(self) -> None:
+        self.registry.clear()
         self.entries.clear()
         self.cache_entries.clear()
         self.native = False
@@ -62,6 +67,16 @@ class FrameCache:
 
 _caches: Dict[Tuple[types.CodeType, int], FrameCache] = {}
 _frame_ids = [0]
+# Every cache entry made, in order (compiler.explain collects the graphs of one call from it).
+_made_entries: List[CacheEntry] = []
+
+
+def entries_made() -> int:
+    return len(_made_entries)
+
+
+def entries_since(start: int) -> List[CacheEntry]:
+    return _made_entries[start:]
 
 
 def cache_for(fn: types.FunctionType) -> FrameCache:
@@ -77,6 +92,7 @@ def reset() -> None:
     for cache in _caches.values():
         cache.clear()
     _caches.clear()
+    _made_entries.clear()
     _frame_ids[0] = 0
 
 
@@ -86,7 +102,11 @@ def param_names(code: types.CodeType) -> List[str]:
     return list(code.co_varnames[:count])
 
 
-def _frame_name(code: types.CodeType) -> str:
+def _frame_name(fn: types.FunctionType) -> str:
+    from .resume import origin_of
+    code = fn.__code__
+    if origin_of(code) is not None:
+        return fn.__qualname__  # a continuation: "<function's qualname>.__resume_at_<offset>"
     return getattr(code, "co_qualname", code.co_name)
 
 
@@ -99,7 +119,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         cache.frame_id = _frame_ids[0]
         _frame_ids[0] += 1
     compile_id = f"{cache.frame_id}/{cache.compiles}"
-    event = CompilationEvent(compile_id=compile_id, frame_name=_frame_name(code),
+    event = CompilationEvent(compile_id=compile_id, frame_name=_frame_name(fn),
                              filename=code.co_filename, firstlineno=code.co_firstlineno,
                              backend=backend.name)
     closure = fn.__closure__
@@ -124,7 +144,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     start = time.perf_counter()
     names = param_names(code)
     try:
-        entry = _trace_and_build(fn, names, values, backend, event, fullgraph)
+        entry = _trace_and_build(fn, names, values, backend, event, fullgraph, cache.registry, limit)
     except Unsupported as e:
         if fullgraph:
             event.compile_time_s = time.perf_counter() - start
@@ -147,6 +167,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         return _call_native(fn, code, values)
     event.compile_time_s = time.perf_counter() - start
     events.record(event)
+    _made_entries.append(entry)
     cache.cache_entries.insert(0, entry)
     cache.entries.insert(0, entry.fn)
     result = entry.fn(closure, *values)
@@ -168,9 +189,8 @@ def _call_native(fn, code, values):
 
 
 def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event: CompilationEvent,
-                     fullgraph: bool) -> CacheEntry:
+                     fullgraph: bool, registry, limit: Optional[int]) -> CacheEntry:
     from .tracer import InstructionTranslator
-    code = fn.__code__
     tx = None
     try:
         tx = InstructionTranslator(fn, dict(zip(names, values)))
@@ -188,7 +208,50 @@ def _trace_and_build(fn, names: List[str], values: Sequence[Any], backend, event
             e.args = (str(e),)
         if fullgraph:
             raise
+        index = tx.break_index() if tx is not None else None
+        if index is not None and config.graph_breaks:
+            try:
+                return _break_entry(fn, names, values, backend, event, e, index, registry, limit)
+            except Unsupported as why:
+                e = Unsupported(f"{e.reason}; it cannot become a graph break: {why.reason}", where=e.where)
         return _native_entry(fn, tx, names, event, e)
+
+
+def _break_entry(fn, names: List[str], values: Sequence[Any], backend, event: CompilationEvent,
+                 error: Unsupported, index: int, registry, limit: Optional[int]) -> CacheEntry:
+    """Trace again up to the failing instruction and make the entry that breaks there."""
+    from . import graph_break
+    from .resume import Resume
+    from .tracer import BreakReached, InstructionTranslator
+    tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index)
+    try:
+        tx.run()
+    except BreakReached:
+        pass
+    else:
+        raise Unsupported("the second trace of the frame did not reach the break point")
+    plan = graph_break.plan(tx, error)
+    output = tx.output
+    cg = OutputCodegen(tx, output.ns)
+    cg.registry = registry
+    cg.backend = backend
+    value_exprs = graph_break.stub_arguments(tx, plan, cg, getattr(error, "inlined_callee", None))
+    effects = output.side_effects.replay(cg)
+    output.finalize_alias_guards()
+    output.finalize_array_write_guards()
+    stub = graph_break.stub_for(plan, fn.__globals__, registry)
+    conts = tuple(graph_break.continuation_for(plan, ex, fn.__globals__, backend, registry, limit)
+                  for ex in plan.exits)
+    tail = graph_break.break_tail(plan, output.ns.const(stub), "_a", output.ns.const(conts) if conts else None,
+                                  tx.table)
+    reason = str(error)
+    if plan.native_rest:
+        reason += f"; {plan.native_rest}"
+    event.graph_break_count = 1
+    event.break_reasons = [reason]
+    logs.log("graph_breaks", event.compile_id, "graph break in %s: %s", event.frame_name, reason)
+    return _graph_entry(fn, tx, cg, names, None, effects, backend, event,
+                        break_parts=(value_exprs, tail, {"_Resume": Resume}))
 
 
 def _fill_trace_metrics(tx, event: CompilationEvent) -> None:
@@ -200,8 +263,8 @@ def _fill_trace_metrics(tx, event: CompilationEvent) -> None:
     event.guards = [g.name for g in guards]
 
 
-def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, effects: List[str], backend,
-                 event: CompilationEvent) -> CacheEntry:
+def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: Optional[str], effects: List[str], backend,
+                 event: CompilationEvent, break_parts=None) -> CacheEntry:
     output = tx.output
     graph = output.graph
     compiled = None
@@ -217,11 +280,17 @@ def _graph_entry(fn, tx, cg: OutputCodegen, names, return_expr: str, effects: Li
         event.kernel_count = getattr(compiled, "kernel_count", 0)
     _fill_trace_metrics(tx, event)
     fallible = compiled is not None and any(may_fail_at_run_time(n) for n in graph.call_nodes)
-    body = graph_call_body(input_exprs, len(cg.outputs), return_expr, effects,
-                           on_graph_error=native_call_body(fn.__code__) if fallible else None)
+    on_error = native_call_body(fn.__code__) if fallible else None
+    extra_scope: Dict[str, Any] = {}
+    if break_parts is None:
+        body = graph_call_body(input_exprs, len(cg.outputs), return_expr, effects, on_graph_error=on_error)
+    else:
+        value_exprs, tail, extra_scope = break_parts
+        body = graph_break_body(input_exprs, len(cg.outputs), value_exprs, effects, tail, on_graph_error=on_error)
     guards = output.guards.guards
     source = build_entry_source(names, guards, body)
-    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, **native_scope(fn)}
+    scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, **native_scope(fn),
+             **extra_scope}
     entry_fn = compile_entry(source, output.ns, scope, f"<tracematrix entry {event.compile_id} "
                                                          f"{event.frame_name}>")
     logs.log("guards", event.compile_id, "guards of %s:\n  %s", event.frame_name,

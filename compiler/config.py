@@ -27,6 +27,11 @@ debug_checks: bool = os.environ.get("TRACEMATRIX_DEBUG", "") not in ("", "0") or
 max_trace_instructions: int = 200_000
 max_inline_depth: int = 48
 
+# An unsupported construct becomes a graph break (graph so far compiled, the
+# instruction run natively, a continuation compiled for the rest); False makes
+# the whole frame run natively instead, as before graph breaks existed.
+graph_breaks: bool = os.environ.get("TRACEMATRIX_NO_BREAKS", "") in ("", "0")
+
 # Log channels switched on (names as in compiler.logs.CHANNELS).
 logs: str = os.environ.get("TRACEMATRIX_LOGS", "")
 

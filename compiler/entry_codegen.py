@@ -8,12 +8,14 @@ bound arguments, that
 2. calls the compiled graph on the input arrays,
 3. rebuilds the return value from graph outputs, constants and inputs.
 
-This is the place where, with graph breaks (issue 4), the transformed code
-of a frame will be generated: replaying side effects, running the breaking
-instruction and calling the continuation.
+At a graph break (compiler.graph_break) the function ends differently: the
+values the rest of the frame needs are rebuilt (before side effects, like a
+return value), side effects are replayed, and a stub runs the breaking
+instruction natively and hands over to the continuation.
 """
 from __future__ import annotations
 
+import linecache
 import types
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -73,21 +75,36 @@ def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str
     ``on_graph_error``: lines run when the graph raises (a graph whose success depends on
     the data, e.g. an index array out of range); the graph changes nothing the caller sees,
     so running the plain function then gives exactly the plain call's effects and error."""
-    body = []
-    if n_outputs:
-        targets = ", ".join(f"_o{i}" for i in range(n_outputs))
-        call = f"({targets},) = _graph({', '.join(input_exprs)})"
-        if on_graph_error:
-            body += ["try:", "    " + call, "except Exception:"]
-            body += ["    " + line for line in on_graph_error]
-        else:
-            body.append(call)
+    body = _graph_call_lines(input_exprs, n_outputs, on_graph_error)
     if side_effects:
         body.append(f"_r = {return_expr}")
         body.extend(side_effects)
         body.append("return _r")
     else:
         body.append(f"return {return_expr}")
+    return body
+
+
+def _graph_call_lines(input_exprs: Sequence[str], n_outputs: int,
+                      on_graph_error: Optional[Sequence[str]]) -> List[str]:
+    if not n_outputs:
+        return []
+    targets = ", ".join(f"_o{i}" for i in range(n_outputs))
+    call = f"({targets},) = _graph({', '.join(input_exprs)})"
+    if not on_graph_error:
+        return [call]
+    return ["try:", "    " + call, "except Exception:"] + ["    " + line for line in on_graph_error]
+
+
+def graph_break_body(input_exprs: Sequence[str], n_outputs: int, value_exprs: Sequence[str],
+                     side_effects: Sequence[str], tail: Sequence[str],
+                     on_graph_error: Optional[Sequence[str]] = None) -> List[str]:
+    """Run the graph, rebuild the values the rest of the frame needs (as ``_a``), replay
+    side effects, then ``tail`` (graph_break.break_tail: the stub and the continuation)."""
+    body = _graph_call_lines(input_exprs, n_outputs, on_graph_error)
+    body.append(f"_a = ({''.join(e + ', ' for e in value_exprs)})")
+    body.extend(side_effects)
+    body.extend(tail)
     return body
 
 
@@ -127,5 +144,7 @@ def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filen
     scope = dict(ns.values)
     scope.update(scope_extra)
     scope["_MISS"] = MISS
+    # Tracebacks and debuggers show the generated source of the entry.
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), scope)
     return scope["__entry"]

@@ -49,16 +49,19 @@ class ExplainOutput:
 
 def explain(fn, *args: Any, **kwargs: Any) -> ExplainOutput:
     from .api import _check_function, _make_compiled, _resolve_backend
-    from .cache import FrameCache
+    from .cache import FrameCache, entries_made, entries_since
     _check_function(fn, "explain")
     fn = trace_rules.original_of_compiled(fn) or fn
     frame_cache = FrameCache(fn.__code__)
     compiled = _make_compiled(fn, _resolve_backend("eager"), False, {}, frame_cache)
     before = len(events_mod.all_events())
+    first_entry = entries_made()
     result = compiled(*args, **kwargs)
     new_events = events_mod.all_events()[before:]
     out = ExplainOutput(events=new_events, result=result)
-    for entry in reversed(frame_cache.cache_entries):
+    # Every frame compiled by this call, in order: the function, its continuations after
+    # graph breaks, and callees that became frames of their own.
+    for entry in entries_since(first_entry):
         if entry.graph is not None:
             out.graphs.append(entry.graph)
             out.ops_per_graph.append([node.target for node in entry.graph.call_nodes])

@@ -8,10 +8,11 @@ dispatched through the running interpreter's opcode table
 handler knows which Python version it runs on.
 
 Tracing is speculative by design: a handler that meets something it cannot
-model raises ``Unsupported`` with the instruction recorded (``where``).  Until
-graph breaks exist (issue 4), the caller then runs the whole frame natively;
-the restart-at-failure-point scheme of issue 4 hooks in at
-``InstructionTranslator.run`` (the failing instruction is ``error_inst``).
+model raises ``Unsupported`` with the instruction recorded (``where``).  The
+compiled frame's translator then knows which of *its* instructions was
+running (``break_index``; for a failure inside an inlined callee, the call);
+a second translator with ``break_at`` set stops right before that
+instruction, with the state compiler.graph_break turns into a graph break.
 """
 from __future__ import annotations
 
@@ -50,6 +51,10 @@ class TracedException(Exception):
     def __init__(self, exc: BaseException) -> None:
         super().__init__(repr(exc))
         self.exc = exc
+
+
+class BreakReached(Exception):
+    """Internal: the second pass reached the instruction the frame breaks at."""
 
 
 class _Return(Exception):
@@ -101,6 +106,8 @@ class InstructionTranslatorBase:
         # Exceptions being handled (innermost last), as sys.exc_info() would report them.
         self.exc_info: List[VariableTracker] = []
         self.steps = 0
+        # Set by MAKE_FUNCTION when a closure over this frame's cells exists (graph_break checks it).
+        self.made_closure = False
 
     # -- stack helpers ----------------------------------------------------
     def push(self, value: VariableTracker) -> None:
@@ -209,7 +216,13 @@ class InstructionTranslatorBase:
             raise self.unsupported(f"{fn.describe()} is a coroutine or async generator")
         sub = InliningTranslator(self, fn, bound)
         if not code.co_flags & inspect_CO_GENERATOR:
-            return sub.run_inlined()
+            try:
+                return sub.run_inlined()
+            except Unsupported as e:
+                if self.depth == 0 and getattr(e, "inlined_callee", None) is None:
+                    # The compiled frame breaks at this call; the callee becomes its own frame.
+                    e.inlined_callee = getattr(fn, "fn", None)
+                raise
         from .variables.base import current_serial
         from .variables.containers import IteratorVariable
         starts = self.output.generator_starts
@@ -370,7 +383,8 @@ inspect_CO_ASYNC_GENERATOR = 0x200
 class InstructionTranslator(InstructionTranslatorBase):
     """Traces the compiled frame, counting ir_count the way Dynamo does."""
 
-    def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any]) -> None:
+    def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any],
+                 break_at: Optional[int] = None) -> None:
         code = fn.__code__
         output = OutputGraph(code, fn.__globals__, fn.__closure__)
         super().__init__(output, code, fn.__globals__, None, depth=0)
@@ -381,6 +395,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
         self.arg_values = arg_values
+        self.break_at = break_at
         for index, name in enumerate(code.co_freevars):
             self.cells[name] = CellVariable(source=ClosureSource(name, index), external=True, name=name)
 
@@ -394,6 +409,17 @@ class InstructionTranslator(InstructionTranslatorBase):
             cell = self.cells[name] = CellVariable(name=name)
             if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
                 cell.contents = self.locals[name]
+
+    def step(self) -> None:
+        if self.ip == self.break_at:
+            raise BreakReached()
+        super().step()
+
+    def break_index(self) -> Optional[int]:
+        """The instruction of this frame that was running when the trace failed."""
+        if self.current is None:
+            return None
+        return self._index.get(id(self.current))
 
     def count_instruction(self, inst: Instruction) -> None:
         self._segment.append(inst.opname)

@@ -34,6 +34,9 @@ class _ExitFunction(VariableTracker):
     def call(self, tx, args, kwargs):
         return self.exit_fn.call(tx, args, kwargs)
 
+    def reconstruct(self, cg) -> str:
+        return self.exit_fn.reconstruct(cg)
+
 
 def _enter(tx):
     manager = tx.pop()

@@ -92,7 +92,11 @@ class ArrayVariable(VariableTracker):
             raise Unsupported(f"array attribute {name!r} is not in the allowlist")
         op = lookup_method(name)
         if op is None:
-            raise Unsupported(f"ndarray.{name} is not in the allowlist")
+            import numpy as np
+            if not callable(getattr(np.ndarray, name, None)):
+                raise Unsupported(f"ndarray.{name} is not in the allowlist")
+            # Loading the method is harmless; calling it is what cannot be traced, so the graph
+            # breaks at the call (with the bound method rebuilt for the native call).
         return ArrayMethodVariable(self, name, op)
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
@@ -155,7 +159,19 @@ class ArrayMethodVariable(VariableTracker):
         return f"method ndarray.{self.name}"
 
     def call(self, tx, args, kwargs) -> VariableTracker:
+        if self.op is None:
+            why = _DATA_DEPENDENT_METHODS.get(self.name, "is not in the allowlist")
+            raise Unsupported(f"ndarray.{self.name}() {why}")
         return call_op(tx, self.op, [self.array, *args], kwargs)
+
+    def reconstruct(self, cg) -> str:
+        return f"{self.array.reconstruct(cg)}.{self.name}"
+
+
+_DATA_DEPENDENT_METHODS = {
+    name: "reads the array's values into Python objects (data-dependent)"
+    for name in ("item", "tolist", "tobytes", "tostring", "__bool__", "__int__", "__float__", "__index__")
+}
 
 
 def to_graph_arg(tx, var: VariableTracker) -> Any:

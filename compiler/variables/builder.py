@@ -184,6 +184,10 @@ def _wrap(output, value, source, guards) -> VariableTracker:
 def wrap_constant_result(value: Any) -> VariableTracker:
     """A value computed at trace time (no source): constants and fresh containers."""
     from .containers import DictVariable, ListVariable, SetVariable, TupleVariable
+    from opcode_tables.resume import NullCarrier
+    if value is NullCarrier:
+        from .resume_prologue import NullCarrierClassVariable
+        return NullCarrierClassVariable(None)
     tp = type(value)
     if tp in _CONSTANT_TYPES or isinstance(value, np.generic) or isinstance(value, type):
         return ConstantVariable(value)

@@ -532,4 +532,9 @@ class IteratorVariable(VariableTracker):
         return True
 
     def reconstruct(self, cg) -> str:
-        raise Unsupported(f"returning a live {self.kind}")
+        if self.kind == "generator":
+            # A generator was traced eagerly; a plain iterator would not have its methods.
+            raise Unsupported(f"returning (or keeping across a graph break) a live {self.kind}")
+        # The rest of a loop after a graph break iterates over the items still to come.
+        rest = ", ".join(item.reconstruct(cg) for item in self.items[self.pos:])
+        return f"iter(({rest}{',' if len(self.items) - self.pos == 1 else ''}))"

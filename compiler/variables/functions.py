@@ -255,6 +255,11 @@ class BoundMethodVariable(VariableTracker):
     def call(self, tx, args, kwargs) -> VariableTracker:
         return self.function.call(tx, [self.self_var, *args], kwargs)
 
+    def reconstruct(self, cg) -> str:
+        if self.source is not None:
+            return cg.source_expr(self.source)
+        return f"{cg.const(types.MethodType)}({self.function.reconstruct(cg)}, {self.self_var.reconstruct(cg)})"
+
 
 class PartialVariable(VariableTracker):
     """functools.partial(func, *args, **kwargs)."""

@@ -93,20 +93,37 @@ def test_explain_reports_graphs_ops_and_guards():
 def test_explain_names_the_unsupported_construct_with_file_and_line():
     ex = compiler.explain(reads_clock, np.ones(2))
     np.testing.assert_array_equal(ex.result, np.full(2, 2.0))
-    assert ex.graph_count == 0
+    # The clock read breaks the graph; `x + 1` after it is the continuation's graph.
+    assert ex.graph_count == 1 and ex.graph_break_count == 1
     (reason,) = ex.break_reasons
     assert "perf_counter" in reason
     line = reads_clock.__code__.co_firstlineno + 1
     assert f"{os.path.basename(__file__)}:{line}" in reason
 
 
-def test_unsupported_frame_runs_natively_and_records_why():
+def test_unsupported_call_breaks_the_graph_and_records_why():
+    compiled = compiler.compile(reads_clock)
+    np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
+    frame, continuation = compiler.events()
+    assert frame.fallback_reason is None and frame.graph_break_count == 1
+    assert "perf_counter" in frame.break_reasons[0]
+    assert continuation.frame_name.startswith("reads_clock.__resume_at_")
+    assert continuation.graph_count == 1 and continuation.ir_count > 0
+    # The continuation starts with the call's result on its stack and is specialised on it (a
+    # float): a new clock value is a recompile of the continuation, named by its guard; the
+    # function's own entry is reused.
+    compiled(np.ones(2))
+    events = compiler.events()
+    assert [e.frame_name for e in events[2:]] == [continuation.frame_name]
+    assert events[2].recompile_reason.startswith("L['___stack0'] == ")
+
+
+def test_without_graph_breaks_an_unsupported_frame_runs_natively(monkeypatch):
+    monkeypatch.setattr(compiler.config, "graph_breaks", False)
     compiled = compiler.compile(reads_clock)
     np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
     (event,) = compiler.events()
     assert "perf_counter" in event.fallback_reason and event.graph_count == 0
-    compiled(np.ones(2))  # the native entry is cached: no second compile
-    assert len(compiler.events()) == 1
 
 
 def test_fullgraph_raises_unsupported_with_location():
@@ -167,7 +184,7 @@ def test_keyword_defaults_and_varargs_are_bound_like_python():
         np.testing.assert_array_equal(compiled(*args, **kwargs), g(*args, **kwargs))
 
 
-def test_disable_makes_callers_run_natively():
+def test_disable_makes_callers_break_at_the_call():
     def helper(x):
         return x + 1
 
@@ -177,7 +194,10 @@ def test_disable_makes_callers_run_natively():
     compiler.disable(helper)
     out = compiler.compile(caller)(np.ones(2))
     np.testing.assert_array_equal(out, caller(np.ones(2)))
-    assert "disabled" in compiler.events()[0].fallback_reason
+    frame = compiler.events()[0]
+    assert frame.fallback_reason is None and "disabled" in frame.break_reasons[0]
+    # helper ran natively: no frame of its own
+    assert not any(e.frame_name.endswith("helper") for e in compiler.events())
 
 
 def test_allow_in_graph_puts_a_user_function_in_the_graph():

@@ -79,7 +79,7 @@ def test_inplace_write_to_an_input_aliased_by_another_runs_natively():
     assert "shares no memory" in compiler.events()[1].guards[-1]
 
 
-def test_inplace_on_a_view_falls_back():
+def test_inplace_on_a_view_breaks_the_graph():
     def fn(x):
         y = x * 1
         v = y[0]
@@ -87,7 +87,9 @@ def test_inplace_on_a_view_falls_back():
         return v
 
     ex = _explain_and_compare(fn, np.arange(6.0).reshape(2, 3))
-    assert ex.graph_count == 0 and "shares memory" in ex.break_reasons[0]
+    # The write runs natively on the graph's outputs, which keep the view relation.
+    assert ex.graph_break_count == 1 and "shares memory" in ex.break_reasons[0]
+    assert ex.graph_count == 1 and all(e.fallback_reason is None for e in ex.events)
 
 
 def test_item_assignment_into_a_temporary():
@@ -101,14 +103,17 @@ def test_item_assignment_into_a_temporary():
     assert ex.graph_count == 1
 
 
-def test_data_dependent_branch_runs_natively():
+def test_data_dependent_branch_breaks_the_graph():
     def fn(x):
         if x.sum() > 0:
             return x
         return -x
 
     ex = _explain_and_compare(fn, np.ones(3))
-    assert ex.graph_count == 0 and "data-dependent" in ex.break_reasons[0]
+    assert ex.graph_break_count == 1 and "data-dependent" in ex.break_reasons[0]
+    assert ex.graph_count == 1  # x.sum() > 0; the branch taken has no NumPy work
+    ex = _explain_and_compare(fn, -np.ones(3))
+    assert ex.graph_count == 2  # ... and -x is the continuation's graph
 
 
 def test_shape_dependent_branch_is_specialised_and_guarded():

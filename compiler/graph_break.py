@@ -1,0 +1,308 @@
+"""Graph breaks: from a trace stopped at an unsupported instruction to a cache entry.
+
+Tracing is speculative (compiler.tracer): the first pass records where the
+frame's trace failed (for a failure inside an inlined callee, the caller's
+call instruction); the second pass stops just before that instruction with
+the graph, side effects, stack, locals and blocks of that moment.  This
+module turns that moment into
+
+* a *plan*: which stack slots and locals the rest of the frame needs, the
+  blocks to re-enter (up to 3.10), where each path continues after the
+  breaking instruction (one exit, or two for a data-dependent branch), or
+  why the rest must run natively (a break inside a loop, after which the
+  state cannot be described);
+* the code objects (via ``opcode_tables.resume``): a stub that runs the
+  breaking instruction natively and a lazily compiled continuation per exit
+  (compiler.resume), both shared through the root function's registry;
+* the lines of the cache entry that call the graph, replay side effects,
+  rebuild the values and call the stub.
+
+A break the plan cannot express raises ``Unsupported`` (the frame then runs
+natively as a whole, with both reasons).
+"""
+from __future__ import annotations
+
+import dis
+import types
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from opcode_tables.instruction import Instruction
+
+from .exc import Unsupported
+from .resume import Continuation, Origin, Registry, Stub, origin_of, pack, register_origin
+
+# Calls whose (single) result is the only value they push: the slots below the call's
+# operands survive it unchanged, whatever the version's call layout.
+_CALL_OPNAMES = frozenset({"CALL", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_FUNCTION_EX",
+                           "CALL_METHOD", "CALL_KW"})
+
+
+@dataclass
+class Exit:
+    branch: int
+    resume_index: int                 # index into the original code's instructions
+    stack_nulls: Tuple[bool, ...]
+    live: Tuple[str, ...]
+
+
+@dataclass
+class BreakPlan:
+    code: types.CodeType              # the original (user) code: stubs and continuations copy it
+    qualname: str                     # the original function's qualname
+    index: int                        # the breaking instruction, in the original code
+    inst: Instruction
+    entry_index: int                  # where the stub starts (the call's prefix, if any)
+    stack_nulls: Tuple[bool, ...]
+    live: Tuple[str, ...]             # locals and cells the stub receives, in this order
+    blocks: Tuple[Tuple[int, int], ...]
+    exits: List[Exit] = field(default_factory=list)
+    native_rest: Optional[str] = None  # why the rest of the frame runs natively in the stub
+
+
+def _instructions(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
+    from .tracer import instructions_of
+    return instructions_of(code)
+
+
+def _to_original(tx, index: int) -> Tuple[types.CodeType, str, int]:
+    """(original code, original qualname, index there) for an index into the traced code."""
+    origin = origin_of(tx.code)
+    if origin is None:
+        return tx.code, tx.fn.__qualname__, index
+    mapped = origin.resume_code.original_index(index)
+    if mapped is None:
+        raise Unsupported("graph break inside a continuation's prologue")
+    return origin.code, origin.qualname, mapped
+
+
+def in_loop(instructions: Sequence[Instruction], index: int) -> Optional[Instruction]:
+    """The backward jump of an enclosing loop, if the instruction at ``index`` is inside one."""
+    position = {id(inst): i for i, inst in enumerate(instructions)}
+    for j in range(index, len(instructions)):
+        target = instructions[j].target
+        if target is not None and position.get(id(target), j + 1) <= index:
+            return instructions[j]
+    return None
+
+
+def _effect(table, inst: Instruction, jump: bool) -> int:
+    opcode = dis.opmap[inst.opname]
+    arg = inst.arg if opcode >= dis.HAVE_ARGUMENT else None
+    overrides = table.fact("stack_effect_overrides")
+    if inst.opname in overrides:
+        return overrides[inst.opname]
+    if inst.target is not None:
+        return dis.stack_effect(opcode, arg, jump=jump)
+    return dis.stack_effect(opcode, arg)
+
+
+def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
+                  nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
+    """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
+    None where it cannot be known without knowing what the instruction pushes."""
+    depth = len(nulls)
+    after = depth + sum(_effect(table, p, False) for p in prefix) + _effect(table, inst, jump)
+    if after < 0:
+        return None
+    if inst.opname in _CALL_OPNAMES:
+        return nulls[:after - 1] + (False,) if after >= 1 else None
+    if inst.target is not None:  # a conditional jump only pops (or keeps) its condition
+        return nulls[:after] if after <= depth else None
+    kept = min(depth, after) - 1
+    if kept >= 0 and nulls[kept]:
+        return None   # a NULL at the edge of what the instruction consumes: ambiguous
+    kept = max(kept, 0)
+    return nulls[:kept] + (False,) * (after - kept)
+
+
+def _bound_names(tx) -> List[str]:
+    """Locals and cells holding a value at the break, in the code's own order."""
+    code = tx.code
+    names: List[str] = []
+    for name in code.co_varnames:
+        if name in code.co_cellvars:
+            continue
+        if name in tx.locals:
+            names.append(name)
+    for name in code.co_cellvars:
+        cell = tx.cells.get(name)
+        if cell is not None and cell.contents is not None:
+            names.append(name)
+    return names
+
+
+def _value_of(tx, name: str):
+    if name in tx.code.co_cellvars:
+        return tx.cells[name].contents
+    return tx.locals[name]
+
+
+def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, ...]:
+    from opcode_tables.liveness import live_locals
+    live = live_locals(code, index)
+    return tuple(n for n in bound if n in live)
+
+
+def plan(tx, error: Unsupported) -> BreakPlan:
+    """The break at the translator's current position (it stopped before the instruction)."""
+    from .tracer import NULL
+    table = tx.table
+    if tx.exc_info or any(kind not in ("finally", "with") for kind, _t, _d in tx.block_stack):
+        raise Unsupported("graph break inside an except or finally handler (the handled exception "
+                          "cannot be handed to a continuation)")
+    if tx.code.co_cellvars and tx.made_closure:
+        raise Unsupported("graph break after a closure over this frame's variables was made (its "
+                          "cells cannot be shared with a continuation)")
+    code, qualname, index = _to_original(tx, tx.ip)
+    instructions, _ = _instructions(code)
+    position = {id(inst): i for i, inst in enumerate(instructions)}
+    inst = instructions[index]
+    traced_index = tx._index
+
+    blocks = []
+    for _kind, target, depth in tx.block_stack:
+        _c, _q, target_index = _to_original(tx, traced_index[id(target)])
+        blocks.append((target_index, depth))
+
+    entry = index
+    prefix_names = table.fact("call_prefix")
+    while entry > 0 and instructions[entry - 1].opname in prefix_names:
+        entry -= 1
+    prefix = instructions[entry:index]
+
+    nulls = tuple(value is NULL for value in tx.stack)
+    bound = _bound_names(tx)
+    result = BreakPlan(code=code, qualname=qualname, index=index, inst=inst, entry_index=entry,
+                       stack_nulls=nulls, live=_live(code, entry, bound), blocks=tuple(blocks))
+
+    spec = table.opcodes[inst.opname]
+    loop = in_loop(instructions, index)
+    if loop is not None:
+        line = f"line {loop.line}" if loop.line is not None else "its loop"
+        result.native_rest = (f"graph break inside a loop (closed at {line}): the rest of the frame "
+                              "runs natively from the break")
+        return result
+    if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional:
+        return result   # nothing follows the instruction in this frame: the stub finishes it
+    if spec.block_setup or inst.opname in ("BEFORE_WITH", "BEFORE_ASYNC_WITH", "FOR_ITER", "SEND"):
+        result.native_rest = (f"the frame cannot be resumed after {inst.opname} (it starts a block or "
+                              "loop the tracer did not see): the rest of the frame runs natively")
+        return result
+    paths = [(False, index + 1)]
+    if spec.conditional and spec.jump is not None:
+        paths.append((True, position[id(inst.target)]))
+    for branch, (jump, resume_index) in enumerate(paths):
+        layout = _layout_after(table, prefix, inst, nulls, jump)
+        if layout is None:
+            result.native_rest = (f"the stack after {inst.opname} cannot be described: the rest of "
+                                  "the frame runs natively")
+            result.exits = []
+            return result
+        result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, bound)))
+    return result
+
+
+# -- building -------------------------------------------------------------------
+
+def _offset_label(inst: Instruction, index: int) -> int:
+    return inst.offset if inst.offset is not None else index
+
+
+def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
+    from opcode_tables.resume import ResumeExit, build_resume_code
+    exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live) for e in p.exits)
+    key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, id(f_globals))
+    stub = registry.get(key)
+    if stub is None:
+        label = f"__break_at_{_offset_label(p.inst, p.index)}"
+        qualname = f"{p.qualname}.{label}"
+        try:
+            rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
+                                   live=p.live, blocks=p.blocks, name=label, qualname=qualname,
+                                   break_index=p.index, exits=exits, packer=pack)
+        except ValueError as e:
+            raise Unsupported(f"cannot build the code that runs {p.inst.opname} natively: {e}") from None
+        stub = registry.put(key, Stub(rc.code, f_globals, qualname), qualname)
+        _log_code(qualname, rc.code)
+    return stub
+
+
+def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: Registry,
+                     limit: Optional[int]) -> Continuation:
+    from opcode_tables.resume import build_resume_code
+    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, p.blocks, backend.name, id(f_globals))
+    cont = registry.get(key)
+    if cont is None:
+        instructions, _ = _instructions(p.code)
+        label = f"__resume_at_{_offset_label(instructions[e.resume_index], e.resume_index)}"
+        qualname = f"{p.qualname}.{label}"
+        try:
+            rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
+                                   live=e.live, blocks=p.blocks, name=label, qualname=qualname)
+        except ValueError as err:
+            raise Unsupported(f"cannot build the continuation {label}: {err}") from None
+        register_origin(rc.code, Origin(p.code, rc, p.qualname))
+        cont = registry.put(key, Continuation(rc.code, f_globals, qualname, backend, registry, limit),
+                            qualname)
+        _log_code(qualname, rc.code)
+    return cont
+
+
+def _log_code(label: str, code: types.CodeType) -> None:
+    from . import logs
+    if logs.get("bytecode").isEnabledFor(20):
+        from .debug import disassemble
+        logs.log("bytecode", "-", "%s:\n%s", label, disassemble(code))
+
+
+def stub_arguments(tx, p: BreakPlan, cg, callee: Any) -> List[str]:
+    """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
+    A callee whose trace failed is passed compiled, so it becomes its own frame."""
+    from .tracer import NULL
+    exprs = []
+    for value in tx.stack:
+        if value is NULL:
+            continue
+        compiled = _compiled_callee(value, callee, cg)
+        exprs.append(compiled if compiled is not None else value.reconstruct(cg))
+    exprs += [_value_of(tx, name).reconstruct(cg) for name in p.live]
+    return exprs
+
+
+def _compiled_callee(value, callee, cg) -> Optional[str]:
+    from . import trace_rules
+    fn = getattr(value, "fn", None)
+    if callee is None or fn is not callee or not isinstance(fn, types.FunctionType) or \
+            getattr(value, "source", None) is None or trace_rules.is_disabled(fn):
+        return None
+    if fn.__code__.co_flags & 0x2A0:  # generators and coroutines run natively anyway
+        return None
+    from .api import _make_compiled
+    registry: Registry = cg.registry
+    key = ("callee", fn, cg.backend.name)
+    wrapper = registry.get(key)
+    if wrapper is None:
+        wrapper = _make_compiled(fn, cg.backend, False, {})
+        registry._items[key] = wrapper
+    return cg.const(wrapper)
+
+
+def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optional[str],
+               table) -> List[str]:
+    """The entry's last lines: call the stub, then the continuation of the exit it reached."""
+    lines = []
+    spec = table.opcodes[p.inst.opname]
+    if spec.conditional and spec.jump is not None and "TO_BOOL" in table and p.exits:
+        # Where conditional jumps take exact bools, the compare before this one converted its
+        # result natively (the trace kept the NumPy bool); converted after the side effects,
+        # so that an ambiguous array truth raises where the plain function raises.
+        top = sum(not null for null in p.stack_nulls) - 1
+        lines.append(f"{args_name} = {args_name}[:{top}] + (bool({args_name}[{top}]),) + {args_name}[{top + 1}:]")
+    call = f"{stub_expr}(_cl, *{args_name})"
+    if not p.exits:
+        return lines + [f"return {call}"]
+    return lines + [f"_s = {call}",
+            "if _s.__class__ is _Resume:",
+            f"    return {conts_expr}[_s.branch](_cl, *_s.values)",
+            "return _s"]

@@ -1,0 +1,138 @@
+"""Running the code a graph break leaves behind: break stubs and continuations.
+
+At a graph break the cache entry (compiler.entry_codegen) runs the graph
+traced so far, replays side effects, and calls a *stub*: the original code
+with a prologue that puts the stack, the live locals and (up to 3.10) the
+active blocks back, jumping to the breaking instruction, which CPython then
+runs natively inside the function's own try/with structure.  Right after
+it, the stub packs the stack and live locals into a ``Resume`` and returns;
+the entry hands them to the *continuation* of that path: a function
+``__resume_at_<offset>`` built from the original code, compiled lazily
+(first call) through the same cache machinery as any compiled frame, with
+its own guards and cache.  Both code objects are built by
+``opcode_tables.resume`` for the running interpreter.
+
+Continuations and stubs are shared by every frame compiled from one root
+function (a ``Registry``, kept on the root's FrameCache): a break inside a
+continuation maps back to the original code, so paths that meet again share
+one continuation.
+"""
+from __future__ import annotations
+
+import types
+import weakref
+from typing import Any, Dict, Hashable, List, Optional, Tuple
+
+from .entry_codegen import MISS
+
+
+class Resume:
+    """What a stub returns when it reaches an exit: which path, and the values to pass on."""
+
+    __slots__ = ("branch", "values")
+
+    def __init__(self, branch: int, values: tuple) -> None:
+        self.branch = branch
+        self.values = values
+
+
+def pack(branch: int, *values: Any) -> Resume:
+    """The packer the stubs' exit code calls (a plain function: no bound-method NULL games)."""
+    return Resume(branch, values)
+
+
+class Origin:
+    """Where a generated code object came from: the original code, and the index map."""
+
+    def __init__(self, code: types.CodeType, resume_code: Any, qualname: str) -> None:
+        self.code = code                  # the original (user) code object
+        self.resume_code = resume_code    # opcode_tables.resume.ResumeCode
+        self.qualname = qualname          # the original function's qualname
+
+
+# generated code object -> Origin (weak: a dropped registry frees its code)
+_ORIGINS: "weakref.WeakKeyDictionary[types.CodeType, Origin]" = weakref.WeakKeyDictionary()
+
+
+def origin_of(code: types.CodeType) -> Optional[Origin]:
+    return _ORIGINS.get(code)
+
+
+def register_origin(code: types.CodeType, origin: Origin) -> None:
+    _ORIGINS[code] = origin
+
+
+class _FunctionMaker:
+    """Function objects for one generated code object, one per closure (sibling closures of
+    the original function pass their own cells)."""
+
+    def __init__(self, code: types.CodeType, f_globals: dict, qualname: str) -> None:
+        self.code = code
+        self.f_globals = f_globals
+        self.qualname = qualname
+        self._last: Optional[Tuple[Any, types.FunctionType]] = None
+
+    def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
+        last = self._last
+        if last is not None and last[0] is closure:
+            return last[1]
+        fn = types.FunctionType(self.code, self.f_globals, self.code.co_name, None, closure)
+        fn.__qualname__ = self.qualname
+        self._last = (closure, fn)
+        return fn
+
+
+class Stub(_FunctionMaker):
+    """Runs the breaking instruction natively (see the module docstring)."""
+
+    def __call__(self, closure: Optional[tuple], *values: Any) -> Any:
+        return self.function_for(closure)(*values)
+
+
+class Continuation(_FunctionMaker):
+    """A ``__resume_at_<offset>`` function, compiled on its first call."""
+
+    def __init__(self, code: types.CodeType, f_globals: dict, qualname: str, backend: Any,
+                 registry: "Registry", limit: Optional[int]) -> None:
+        super().__init__(code, f_globals, qualname)
+        from .cache import FrameCache
+        self.backend = backend
+        self.limit = limit
+        self.cache = FrameCache(code)
+        self.cache.registry = registry
+
+    def __call__(self, closure: Optional[tuple], *values: Any) -> Any:
+        for entry in self.cache.entries:
+            result = entry(closure, *values)
+            if result is not MISS:
+                return result
+        fn = self.function_for(closure)
+        if self.cache.native:
+            return fn(*values)
+        from . import config
+        from .cache import compile_frame
+        limit = self.limit if self.limit is not None else config.cache_limit
+        return compile_frame(fn, self.cache, values, self.backend, False, limit)
+
+
+class Registry:
+    """Stubs and continuations made for the frames of one compiled root function."""
+
+    def __init__(self) -> None:
+        self._items: Dict[Hashable, Any] = {}
+        self.labelled: List[Tuple[str, types.CodeType]] = []   # for compiler.debug, in creation order
+
+    def get(self, key: Hashable) -> Any:
+        return self._items.get(key)
+
+    def put(self, key: Hashable, item: Any, label: str) -> Any:
+        self._items[key] = item
+        self.labelled.append((label, item.code))
+        return item
+
+    def continuations(self) -> List[Continuation]:
+        return [item for item in self._items.values() if isinstance(item, Continuation)]
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.labelled.clear()

@@ -1,0 +1,31 @@
+"""Trackers for what a continuation's prologue does that ordinary code never does.
+
+Up to 3.10 a NULL cannot be pushed directly: ``opcode_tables.resume`` re-creates
+the ``[NULL, callable]`` pair of a pending LOAD_METHOD call as
+``NullCarrier(callable).value`` loaded with LOAD_METHOD (an instance attribute,
+so CPython pushes NULL below it).  Tracing a continuation must see exactly that:
+the callable, with NULL below it.
+"""
+from __future__ import annotations
+
+from .base import VariableTracker
+
+
+class NullCarrierClassVariable(VariableTracker):
+    def describe(self) -> str:
+        return "resume NullCarrier"
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        return NullCarrierVariable(args[0])
+
+
+class NullCarrierVariable(VariableTracker):
+    def __init__(self, value: VariableTracker) -> None:
+        super().__init__(None)
+        self.value = value
+
+    def describe(self) -> str:
+        return f"NullCarrier({self.value.describe()})"
+
+    def getattr(self, tx, name: str) -> VariableTracker:
+        return self.value
