@@ -1,0 +1,621 @@
+"""Continuations and break stubs built by opcode_tables.resume, run against the plain functions.
+
+Stack values at a break point are not observable from Python, so every test
+gets them the way the compiler will: a *capture stub* runs the function
+natively from its first instruction through instruction ``b`` and hands the
+resulting stack and live locals to a packer.  A continuation built at
+``b + 1`` is then called with those values, and its result (or exception, or
+recorded side effects) must equal the plain function's.
+
+Which stack slots hold NULL follows from a small abstract interpretation of
+the function (``_Flow``), written here independently of the code under test.
+"""
+from __future__ import annotations
+
+import dis
+import io
+import math
+import types
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import pytest
+
+from compiler.tracer import instructions_of
+from opcode_tables import current_table
+from opcode_tables.factories import body_start
+from opcode_tables.liveness import live_locals
+from opcode_tables.resume import NullCarrier, ResumeCode, ResumeExit, build_resume_code
+
+TABLE = current_table()
+CALLS = ("CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW")
+# Opnames that only consume stack slots: the slot they leave on top is an old one.
+_POP_ONLY = ("STORE_", "POP_", "DELETE_", "RETURN", "RAISE", "RERAISE", "JUMP", "END_", "SETUP_", "NOP",
+             "RESUME", "PRECALL", "KW_NAMES", "MAKE_CELL", "COPY_FREE_VARS", "PRINT_EXPR", "BEGIN_FINALLY",
+             "CALL_FINALLY")
+_HANDLER_BLOCK = -1  # marks a 3.8-3.10 except-handler block: not re-enterable with SETUP_FINALLY
+
+
+# -- abstract interpretation: NULL slots and 3.8-3.10 blocks per instruction ----------------------
+
+State = Tuple[Tuple[bool, ...], Tuple[Tuple[int, int], ...]]
+
+
+class _Flow:
+    """Stack layout (True = NULL) and active blocks before each reachable instruction.
+
+    A method load pushes [NULL, callable] (in the table's order) when it reads
+    a module loaded just before from the globals (it finds a plain function),
+    and [method, self] otherwise (the test functions call methods of modules
+    and of ordinary objects only).
+    """
+
+    def __init__(self, code: types.CodeType, namespace: Optional[Dict[str, Any]] = None) -> None:
+        self.namespace = namespace if namespace is not None else globals()
+        self.instructions, self.index = instructions_of(code)
+        self.layout = TABLE.fact("call_null_layout")
+        self.before: Dict[int, State] = {}
+        pending: List[Tuple[int, State]] = [(0, ((), ()))]
+        while pending:
+            i, state = pending.pop()
+            while i < len(self.instructions) and i not in self.before:
+                self.before[i] = state
+                inst = self.instructions[i]
+                spec = TABLE[inst.opname]
+                if spec.jump is not None:
+                    pending.append((self.index[id(inst.target)], self.after(i, state, jump=True)))
+                if inst.exc is not None:
+                    nulls = state[0][:inst.exc.depth] + (False,) * (1 + int(inst.exc.lasti))
+                    pending.append((self.index[id(inst.exc.target)], (nulls, ())))
+                if spec.flow != "next":
+                    break
+                state = self.after(i, state, jump=False)
+                i += 1
+
+    def _pair(self) -> Tuple[bool, bool]:
+        return (False, True) if self.layout == "callable_first" else (True, False)
+
+    def after(self, i: int, state: State, jump: bool) -> State:
+        inst = self.instructions[i]
+        nulls, blocks = list(state[0]), state[1]
+        name = inst.opname
+        if name == "PUSH_NULL":
+            return tuple(nulls) + (True,), blocks
+        if name == "LOAD_GLOBAL" and inst.push_null:
+            return tuple(nulls) + self._pair(), blocks
+        if name == "LOAD_METHOD" or (name == "LOAD_ATTR" and inst.is_method):
+            owner = self.instructions[i - 1]
+            on_module = owner.opname == "LOAD_GLOBAL" and \
+                isinstance(self.namespace.get(owner.argval.split(" ")[-1] if isinstance(owner.argval, str)
+                                              else None), types.ModuleType)
+            return tuple(nulls[:-1]) + (self._pair() if on_module else (False, False)), blocks
+        if TABLE[name].block_setup:
+            # The block's level is the depth before the setup (SETUP_WITH replaces
+            # the manager by __exit__ under the level).
+            level = len(nulls)
+            pushed = (False,) * dis.stack_effect(dis.opmap[name], inst.arg, jump=jump)
+            if jump:  # the handler: its block is popped, an except-handler block pushed
+                return tuple(nulls) + pushed, blocks + ((_HANDLER_BLOCK, level),)
+            return tuple(nulls) + pushed, blocks + ((self.index[id(inst.target)], level),)
+        if name == "POP_BLOCK" or name == "POP_EXCEPT":
+            blocks = blocks[:-1]
+        arg = inst.arg if dis.opmap[name] >= dis.HAVE_ARGUMENT else None
+        effect = dis.stack_effect(dis.opmap[name], arg, jump=jump)
+        if effect < 0:
+            nulls = nulls[:effect]
+        else:
+            nulls += [False] * effect
+        if nulls and not name.startswith(_POP_ONLY):
+            nulls[-1] = False
+        return tuple(nulls), blocks
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _check_generated(rc: ResumeCode, code: types.CodeType) -> None:
+    """dis works, and every copied instruction maps back to the same instruction of the original."""
+    out = io.StringIO()
+    dis.dis(rc.code, file=out)
+    assert out.getvalue()
+    original, _ = instructions_of(code)
+    generated, _ = instructions_of(rc.code)
+    mapped = 0
+    for i, inst in enumerate(generated):
+        j = rc.original_index(i)
+        if j is None:
+            continue
+        mapped += 1
+        same_kind = inst.opname == original[j].opname or TABLE[inst.opname].jump is not None
+        assert same_kind, (i, inst, original[j])
+        if TABLE[inst.opname].jump is None:
+            assert inst.argval == original[j].argval or inst.opname == "KW_NAMES", (inst, original[j])
+    assert mapped >= len(original) - body_start(original)
+
+
+def _function(rc: ResumeCode, fn: Any, name: str) -> Any:
+    _check_generated(rc, fn.__code__)
+    return types.FunctionType(rc.code, fn.__globals__, name, None, fn.__closure__)
+
+
+def _index(fn: Any, opname_prefix: Sequence[str], argval: Any = None, nth: int = 0) -> int:
+    instructions, _ = instructions_of(fn.__code__)
+    hits = [i for i, inst in enumerate(instructions)
+            if inst.opname.startswith(tuple(opname_prefix)) and (argval is None or inst.argval == argval)]
+    return hits[nth]
+
+
+def _call_before(fn: Any, callee: str, nth: int = 0) -> int:
+    """Index of the call instruction that calls global ``callee`` (the first call after loading it)."""
+    instructions, _ = instructions_of(fn.__code__)
+    loads = [i for i, inst in enumerate(instructions) if inst.opname == "LOAD_GLOBAL" and inst.argval == callee]
+    load = loads[nth]
+    flow = _Flow(fn.__code__, fn.__globals__)
+    before = len(flow.before[load][0])
+    for i in range(load + 1, len(instructions)):
+        if instructions[i].opname in CALLS and len(flow.after(i, flow.before[i], False)[0]) == before + 1:
+            return i
+    raise AssertionError(f"no call of {callee}")
+
+
+class _Packed:
+    def __init__(self, args: Tuple[Any, ...]) -> None:
+        self.branch, self.values = args[0], args[1:]
+
+
+def _packer(*args: Any) -> _Packed:
+    return _Packed(args)
+
+
+class Point:
+    """The frame right after instruction ``b`` on one path: stack layout, blocks, live names."""
+
+    def __init__(self, fn: Any, b: int, jump: bool = False) -> None:
+        code = fn.__code__
+        flow = _Flow(code, fn.__globals__)
+        instructions = flow.instructions
+        self.fn, self.b = fn, b
+        self.at = flow.index[id(instructions[b].target)] if jump else b + 1
+        self.nulls, self.blocks = flow.after(b, flow.before[b], jump)
+        self.live = tuple(sorted(live_locals(code, self.at)))
+        assert all(h != _HANDLER_BLOCK for h, _ in self.blocks), "test error: point inside an except handler"
+
+    def exit(self, branch: int = 0) -> ResumeExit:
+        return ResumeExit(branch, self.nulls, self.live)
+
+
+def _entry(fn: Any) -> Tuple[int, Tuple[str, ...]]:
+    """Where a capture stub starts (after the prologue) and its parameters (every argument slot)."""
+    code = fn.__code__
+    instructions, _ = instructions_of(code)
+    slots = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    return body_start(instructions), tuple(code.co_varnames[:slots])
+
+
+def capture(fn: Any, args: Sequence[Any], b: int, exits: Sequence[ResumeExit]) -> _Packed:
+    """Run ``fn(*args)`` natively from its start through instruction ``b``, return what the exit packs.
+
+    The capture stub re-enters no 3.8-3.10 block (its native run sets them up
+    itself), so its exit leaves them on the block stack; RETURN_VALUE does
+    not look at the block stack, so the packed values are still right.
+    """
+    start, params = _entry(fn)
+    rc = build_resume_code(fn.__code__, resume_index=start, stack_nulls=(), live=params, name="capture",
+                           qualname="capture", break_index=b, exits=exits, packer=_packer)
+    assert rc.params == list(params) and rc.stack_params == []
+    packed = _function(rc, fn, "capture")(*args)
+    assert isinstance(packed, _Packed), f"the capture stub did not reach instruction {b}: returned {packed!r}"
+    return packed
+
+
+def continuation(point: Point, packed: _Packed) -> Any:
+    rc = build_resume_code(point.fn.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
+                           blocks=point.blocks, name="cont", qualname="cont")
+    assert rc.params == rc.stack_params + list(point.live)
+    assert len(rc.stack_params) == point.nulls.count(False)
+    assert len(packed.values) == len(rc.params)
+    return _function(rc, point.fn, "cont")(*packed.values)
+
+
+def resume_after(fn: Any, args: Sequence[Any], b: int) -> Any:
+    point = Point(fn, b)
+    return continuation(point, capture(fn, args, b, [point.exit()]))
+
+
+def outcome(call: Any) -> Tuple[str, Any]:
+    try:
+        return "value", call()
+    except Exception as exc:  # the plain function's exception must be reproduced
+        return "raised", (type(exc), str(exc))
+
+
+# -- functions under test ---------------------------------------------------------------------
+
+def g(x: Any) -> Any:
+    return x + 1
+
+
+def boom(x: Any) -> Any:
+    if x > 10:
+        raise ValueError(f"too big: {x}")
+    return x * 2
+
+
+def kw(a: Any, b: Any = 0, c: Any = 0) -> Any:
+    return (a, b, c)
+
+
+def straight(x, y):
+    a = x * 2
+    b = g(a)
+    c = g(b) - y
+    return c * a
+
+
+def pending_outer_call(x, y):
+    return math.sqrt(g(x)) + kw(g(y), c=g(x))[2]
+
+
+def pending_builtin_call(x):
+    return abs(g(x) - 100) + len([x, g(x)])
+
+
+def keyword_calls(x, y):
+    r = kw(x, b=g(y), c=y)
+    s = kw(a=g(x), c=kw(y, b=x))
+    return r, s
+
+
+def try_except(x):
+    total = 1
+    try:
+        total = g(x)
+        total = boom(total)
+        return total
+    except ValueError as exc:
+        return ("caught", total, str(exc))
+
+
+def try_finally(x, log):
+    try:
+        log.append(g(x))
+        log.append(boom(x))
+    finally:
+        log.append("finally")
+    return len(log)
+
+
+class Recorder:
+    def __init__(self, log: List[Any]) -> None:
+        self.log = log
+
+    def __enter__(self) -> "Recorder":
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, *exc: Any) -> bool:
+        self.log.append(("exit", exc[0]))
+        return False
+
+
+def with_block(x, log):
+    with Recorder(log) as rec:
+        log.append(g(x))
+        log.append(boom(x))
+    rec.log.append("after")
+    return len(log)
+
+
+def for_loop(xs):
+    out = []
+    for x in xs:
+        out.append(g(x))
+        out.append(x * 3)
+    return out
+
+
+def make_closure(k):
+    def uses_free(x):
+        return g(x) * k + len(str(g(k)))
+    return uses_free
+
+
+uses_free = make_closure(7)
+
+
+def has_cells(x):
+    y = g(x)
+    z = g(y)
+    inner = lambda: y * 10 + z  # noqa: E731  (y and z become cells)
+    return inner() + g(0)
+
+
+def cell_argument(x):
+    inner = lambda: x + 1  # noqa: E731  (the argument x is a cell)
+    return g(inner()) + x
+
+
+def branchy(x):
+    a = g(x)
+    if a > 5:
+        b = a * 2
+    else:
+        b = -a
+    return b + a
+
+
+CASES = [
+    (straight, [(3, 4), (1.5, -2)]),
+    (pending_outer_call, [(3, 4), (0, 8)]),
+    (pending_builtin_call, [(3,), (200,)]),
+    (keyword_calls, [(1, 2)]),
+    (try_except, [(2,), (20,)]),
+    (for_loop, [([1, 2, 3],)]),
+    (uses_free, [(2,), (5,)]),
+    (has_cells, [(1,), (4,)]),
+    (cell_argument, [(3,)]),
+    (branchy, [(1,), (9,)]),
+]
+
+
+def _calls(fn: Any) -> List[int]:
+    """Call instructions on the normal path (not in an exception handler)."""
+    flow = _Flow(fn.__code__, fn.__globals__)
+    return [i for i, inst in enumerate(flow.instructions)
+            if inst.opname in CALLS and i in flow.before
+            and all(h != _HANDLER_BLOCK for h, _ in flow.before[i][1])
+            and not _in_handler(flow, i)]
+
+
+def _in_handler(flow: _Flow, i: int) -> bool:
+    """3.11+: reached only through an exception edge (PUSH_EXC_INFO ... POP_EXCEPT)."""
+    depth = 0
+    for inst in flow.instructions[:i]:
+        if inst.opname == "PUSH_EXC_INFO":
+            depth += 1
+        elif inst.opname == "POP_EXCEPT" and depth:
+            depth -= 1
+    return depth > 0
+
+
+def _reached(fn: Any, args: Sequence[Any], b: int) -> bool:
+    """Whether the plain run executes instruction ``b`` (a capture that returns normally did not)."""
+    try:
+        capture(fn, args, b, [Point(fn, b).exit()])
+        return True
+    except AssertionError:
+        return False
+    except Exception:
+        return False
+
+
+# -- continuation mode ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn,arg_sets", CASES, ids=[c[0].__name__ for c in CASES])
+def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tuple[Any, ...]]) -> None:
+    resumed = 0
+    for args in arg_sets:
+        expected = outcome(lambda: fn(*args))
+        for b in _calls(fn):
+            if not _reached(fn, args, b):
+                continue
+            got = outcome(lambda: resume_after(fn, args, b))
+            assert got == expected, (fn.__name__, args, b, instructions_of(fn.__code__)[0][b])
+            resumed += 1
+    assert resumed, f"no call of {fn.__name__} was reached"
+
+
+def test_pending_method_call_of_module_attribute_keeps_its_null() -> None:
+    # math.sqrt(g(x)): the frame holds the [NULL, sqrt] pair (in the table's order) under g's result.
+    b = _call_before(pending_outer_call, "g")
+    point = Point(pending_outer_call, b)
+    assert point.nulls.count(True) == 1, point.nulls
+    packed = capture(pending_outer_call, (3, 4), b, [point.exit()])
+    assert math.sqrt in packed.values
+    assert continuation(point, packed) == pending_outer_call(3, 4)
+
+
+def test_exception_after_resume_point_is_caught_by_original_handler() -> None:
+    b = _call_before(try_except, "g")
+    for x in (2, 20):   # boom(g(x)) raises only for the second
+        point = Point(try_except, b)
+        assert bool(point.blocks) != TABLE.fact("exception_table")  # 3.8-3.10 re-enter the try block
+        assert continuation(point, capture(try_except, (x,), b, [point.exit()])) == try_except(x)
+    assert try_except(20)[0] == "caught"
+
+
+def _exit_count(log: List[Any]) -> int:
+    return sum(1 for e in log if isinstance(e, tuple) and e[0] == "exit")
+
+
+@pytest.mark.parametrize("fn,cleanups", [(try_finally, lambda log: log.count("finally")),
+                                         (with_block, _exit_count)], ids=["try_finally", "with"])
+def test_cleanup_runs_once_also_on_exception(fn: Any, cleanups: Any) -> None:
+    b = _call_before(fn, "g")
+    point = Point(fn, b)
+    assert bool(point.blocks) != TABLE.fact("exception_table")  # 3.8-3.10 re-enter the block
+    for x in (2, 20):   # boom raises for 20, inside the block
+        plain_log: List[Any] = []
+        expected = outcome(lambda: fn(x, plain_log))
+        log: List[Any] = []
+        got = outcome(lambda: continuation(point, capture(fn, (x, log), b, [point.exit()])))
+        assert got == expected and log == plain_log
+        assert cleanups(log) == 1
+    assert expected[0] == "raised"
+
+
+def test_for_loop_iterator_is_carried_on_the_stack() -> None:
+    b = _call_before(for_loop, "g")
+    point = Point(for_loop, b)
+    packed = capture(for_loop, ([1, 2, 3],), b, [point.exit()])
+    assert any(type(v).__name__ == "list_iterator" for v in packed.values)
+    assert continuation(point, packed) == for_loop([1, 2, 3])
+
+
+def test_keyword_call_resumes_before_its_kw_names() -> None:
+    b = _call_before(keyword_calls, "g")
+    assert resume_after(keyword_calls, (1, 2), b) == keyword_calls(1, 2)
+
+
+def test_live_cells_arrive_as_parameters() -> None:
+    b = _call_before(has_cells, "g", nth=1)
+    point = Point(has_cells, b)
+    assert "y" in point.live and "y" in has_cells.__code__.co_cellvars
+    assert continuation(point, capture(has_cells, (4,), b, [point.exit()])) == has_cells(4)
+
+
+def test_parameters_do_not_collide_with_names_of_the_code() -> None:
+    def clash(___stack0, ___exit0):
+        return g(___stack0) + ___exit0
+
+    b = _call_before(clash, "g")
+    point = Point(clash, b)
+    packed = capture(clash, (1, 2), b, [point.exit()])
+    rc = build_resume_code(clash.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
+                           name="c", qualname="c")
+    assert not set(rc.stack_params) & set(clash.__code__.co_varnames)
+    assert all(p.isidentifier() for p in rc.params)
+    assert _function(rc, clash, "c")(*packed.values) == clash(1, 2)
+
+
+def test_code_fields_of_a_continuation() -> None:
+    def star(a, *rest, key=1, **extra):
+        return g(a) + len(rest) + key + len(extra)
+
+    b = _call_before(star, "g")
+    point = Point(star, b)
+    rc = build_resume_code(star.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
+                           name="resume_name", qualname="outer.<locals>.resume_name")
+    code = rc.code
+    assert code.co_argcount == len(rc.params)
+    assert code.co_kwonlyargcount == 0 and code.co_posonlyargcount == 0
+    assert not code.co_flags & (0x04 | 0x08)
+    assert code.co_name == "resume_name"
+    assert getattr(code, "co_qualname", "outer.<locals>.resume_name") == "outer.<locals>.resume_name"
+    assert list(code.co_varnames[:code.co_argcount]) == rc.params
+    packed = capture(star, (1, 1, (2, 3), {}), b, [point.exit()])  # slots a, key, *rest, **extra of star(1, 2, 3)
+    assert _function(rc, star, "resume_name")(*packed.values) == star(1, 2, 3)
+
+
+def test_original_decode_is_not_mutated() -> None:
+    instructions, _ = instructions_of(straight.__code__)
+    before = [(i.opname, i.arg, i.argval, id(i.target), id(i.exc)) for i in instructions]
+    b = _call_before(straight, "g")
+    resume_after(straight, (3, 4), b)
+    assert [(i.opname, i.arg, i.argval, id(i.target), id(i.exc)) for i in instructions] == before
+
+
+# -- stub mode --------------------------------------------------------------------------------
+
+def stub(point_before: Point, packed: _Packed, break_index: int, exits: Sequence[ResumeExit]) -> Any:
+    """A stub resuming right after ``point_before`` (values from ``packed``) that breaks at ``break_index``."""
+    fn = point_before.fn
+    rc = build_resume_code(fn.__code__, resume_index=point_before.at, stack_nulls=point_before.nulls,
+                           live=point_before.live, blocks=point_before.blocks, name="stub", qualname="stub",
+                           break_index=break_index, exits=exits, packer=_packer)
+    return _function(rc, fn, "stub")(*packed.values)
+
+
+@pytest.mark.parametrize("fn,args", [(straight, (3, 4)), (try_except, (2,)), (for_loop, ([1, 2],)),
+                                     (has_cells, (2,)), (pending_outer_call, (1, 2))],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_stub_fall_through_exit_packs_stack_and_live(fn: Any, args: Tuple[Any, ...]) -> None:
+    first, second = _calls(fn)[:2]
+    before = Point(fn, first)
+    packed_before = capture(fn, args, first, [before.exit()])
+    after = Point(fn, second)
+    got = stub(before, packed_before, second, [after.exit(branch=0)])
+    want = capture(fn, args, second, [after.exit()])
+    assert isinstance(got, _Packed) and got.branch == 0
+    assert got.values == want.values or _same(got.values, want.values)
+    assert continuation(after, got) == fn(*args)
+
+
+def _same(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    return len(a) == len(b) and all(x is y or x == y or type(x) is type(y) for x, y in zip(a, b))
+
+
+def test_stub_conditional_jump_gives_each_side_its_values() -> None:
+    fn = branchy
+    first = _calls(fn)[0]
+    jump = _index(fn, ("POP_JUMP",))
+    before = Point(fn, first)
+    fall, taken = Point(fn, jump), Point(fn, jump, jump=True)
+    seen = set()
+    for x in range(0, 10):
+        packed = capture(fn, (x,), first, [before.exit()])
+        got = stub(before, packed, jump, [fall.exit(0), taken.exit(1)])
+        assert isinstance(got, _Packed)
+        seen.add(got.branch)
+        side = fall if got.branch == 0 else taken
+        assert continuation(side, got) == fn(x)
+    assert seen == {0, 1}
+
+
+def test_stub_without_exits_runs_to_the_end() -> None:
+    for fn, args in [(straight, (3, 4)), (try_except, (20,)), (branchy, (7,))]:
+        first = _calls(fn)[0]
+        before = Point(fn, first)
+        packed = capture(fn, args, first, [before.exit()])
+        later = _calls(fn)[1] if len(_calls(fn)) > 1 else first + 1
+        assert stub(before, packed, later, []) == fn(*args)
+
+
+def test_stub_break_instruction_raising_inside_try_is_handled_by_copied_handler() -> None:
+    fn = try_except
+    first, second = _calls(fn)[:2]   # g(x), then boom(...), which raises for 20
+    before = Point(fn, first)
+    packed = capture(fn, (20,), first, [before.exit()])
+    after = Point(fn, second)
+    assert stub(before, packed, second, [after.exit()]) == fn(20)
+    assert stub(before, packed, second, []) == fn(20)
+
+
+def test_stub_exit_packer_exception_is_not_caught_by_user_handler() -> None:
+    def failing_packer(*args: Any) -> Any:
+        raise KeyError("from the packer")
+
+    fn = try_except
+    first, second = _calls(fn)[:2]
+    before = Point(fn, first)
+    packed = capture(fn, (2,), first, [before.exit()])
+    after = Point(fn, second)
+    rc = build_resume_code(fn.__code__, resume_index=before.at, stack_nulls=before.nulls, live=before.live,
+                           blocks=before.blocks, name="s", qualname="s", break_index=second,
+                           exits=[after.exit()], packer=failing_packer)
+    with pytest.raises(KeyError, match="from the packer"):
+        _function(rc, fn, "s")(*packed.values)
+
+
+# -- refusals ---------------------------------------------------------------------------------
+
+def test_bad_requests_raise_clear_errors() -> None:
+    code = straight.__code__
+    start, _ = _entry(straight)
+    with pytest.raises(ValueError, match="outside"):
+        build_resume_code(code, resume_index=10_000, stack_nulls=(), live=(), name="n", qualname="n")
+    with pytest.raises(ValueError, match="neither a local nor a cell"):
+        build_resume_code(code, resume_index=start, stack_nulls=(), live=("nope",), name="n", qualname="n")
+    with pytest.raises(ValueError, match="exits need break_index"):
+        build_resume_code(code, resume_index=start, stack_nulls=(), live=(), name="n", qualname="n",
+                          exits=[ResumeExit(0, (), ())])
+    with pytest.raises(ValueError, match="free variable"):
+        build_resume_code(uses_free.__code__, resume_index=_entry(uses_free)[0], stack_nulls=(), live=("k",),
+                          name="n", qualname="n")
+
+
+def test_null_without_a_callable_above_is_refused_only_where_push_null_is_missing() -> None:
+    start, _ = _entry(straight)
+
+    def build() -> ResumeCode:
+        return build_resume_code(straight.__code__, resume_index=start, stack_nulls=(False, True), live=(),
+                                 name="n", qualname="n")
+
+    if "PUSH_NULL" in TABLE:
+        assert build().stack_params and len(build().stack_params) == 1
+    else:
+        with pytest.raises(ValueError, match="LOAD_METHOD"):
+            build()
+
+
+def test_null_carrier_rebuilds_the_load_method_pair() -> None:
+    carrier = NullCarrier(len)
+    assert carrier.value is len
