@@ -244,9 +244,7 @@ def _break_entry(fn, names: List[str], values: Sequence[Any], backend, event: Co
                   for ex in plan.exits)
     tail = graph_break.break_tail(plan, output.ns.const(stub), "_a", output.ns.const(conts) if conts else None,
                                   tx.table)
-    reason = str(error)
-    if plan.native_rest:
-        reason += f"; {plan.native_rest}"
+    reason = graph_break.break_reason(plan, error)
     event.graph_break_count = 1
     event.break_reasons = [reason]
     logs.log("graph_breaks", event.compile_id, "graph break in %s: %s", event.frame_name, reason)

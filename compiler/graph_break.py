@@ -101,6 +101,8 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
     None where it cannot be known without knowing what the instruction pushes."""
+    if inst.opname == "LOAD_METHOD" or inst.is_method or inst.push_null:
+        return None   # pushes a NULL or a [method, self] pair, depending on the object
     depth = len(nulls)
     after = depth + sum(_effect(table, p, False) for p in prefix) + _effect(table, inst, jump)
     if after < 0:
@@ -204,6 +206,22 @@ def plan(tx, error: Unsupported) -> BreakPlan:
 
 
 # -- building -------------------------------------------------------------------
+
+def break_reason(p: BreakPlan, error: Unsupported) -> str:
+    """The reason explain lists: where this frame breaks, and why (for a call to a function
+    whose own trace failed, where that happened)."""
+    where = f"{p.code.co_filename}:{p.inst.line if p.inst.line is not None else p.code.co_firstlineno}"
+    callee = getattr(error, "inlined_callee", None)
+    if callee is not None:
+        text = (f"call to {callee.__qualname__}, which cannot be inlined: {error} "
+                "(it runs as its own frame)")
+    else:
+        text = error.reason
+    reason = f"{text} (at {where})"
+    if p.native_rest:
+        reason += f"; {p.native_rest}"
+    return reason
+
 
 def _offset_label(inst: Instruction, index: int) -> int:
     return inst.offset if inst.offset is not None else index

@@ -35,13 +35,9 @@ class SideEffects:
         self._locations: Dict[Tuple[str, int, str], Location] = {}
         self.mutated_containers: List[Any] = []   # outside list/dict/set trackers changed in place
         self.mutated_arrays: List[Any] = []       # input arrays written in place
-        self.prints: List[Tuple[List[Any], Dict[str, Any]]] = []   # print() calls, in order
 
     def __bool__(self) -> bool:
-        return bool(self._locations or self.mutated_containers or self.mutated_arrays or self.prints)
-
-    def note_print(self, args: List[Any], options: Dict[str, Any]) -> None:
-        self.prints.append((args, options))
+        return bool(self._locations or self.mutated_containers or self.mutated_arrays)
 
     def note_array(self, var: Any) -> None:
         if not any(v is var for v in self.mutated_arrays):
@@ -96,9 +92,6 @@ class SideEffects:
             else:  # set
                 compute.append(f"{tmp} = {cg.const(frozenset(var.values))}")
                 apply += [f"{src}.clear()", f"{src}.update({tmp})"]
-        for args, options in self.prints:
-            parts = [a.reconstruct(cg) for a in args] + [f"{k}={v!r}" for k, v in options.items()]
-            apply.append(f"{cg.const(print)}({', '.join(parts)})")
         for k, var in enumerate(self.mutated_arrays):
             compute.append(f"_sa{k} = {cg.graph_output(var.as_node(cg.tx))}")
             apply.append(f"{cg.source_expr(var.source)}[...] = _sa{k}")

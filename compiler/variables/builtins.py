@@ -397,45 +397,9 @@ def _partial(tx, args, kwargs):
 
 
 def _print(tx, args, kwargs):
-    """print() of values the entry can rebuild (constants, arrays, containers of them):
-    replayed by the cache entry after the graph ran, in program order."""
-    if tx.output.generator_starts:
-        raise Unsupported("print() inside a generator body (generators are traced eagerly, "
-                          "which would reorder the output)")
-    options = {}
-    for key, value in kwargs.items():
-        if key not in ("sep", "end") or not value.is_python_constant():
-            raise Unsupported(f"print(..., {key}=...) (only sep= and end= constants are replayed)")
-        options[key] = value.as_python_constant()
-    tx.output.side_effects.note_print([_snapshot(tx, a) for a in args], options)
-    return ConstantVariable(None)
-
-
-def _snapshot(tx, var: VariableTracker) -> VariableTracker:
-    """The value as it is now (later in-place changes must not show in the printed text)."""
-    from .array import ArrayVariable
-    from .containers import BaseListVariable, DictVariable
-    if isinstance(var, ArrayVariable):
-        if var.node is None:
-            return var
-        return ArrayVariable(var.meta, var.node)
-    if isinstance(var, BaseListVariable):
-        return type(var)([_snapshot(tx, v) for v in var.items]) if type(var) in _SNAPSHOT_SEQ else _refuse(var)
-    if isinstance(var, DictVariable) and var.cls is dict:
-        return DictVariable({k: _snapshot(tx, v) for k, v in var.items.items()})
-    if var.is_python_constant() and isinstance(var, ConstantVariable):
-        return ConstantVariable(var.value)
-    return _refuse(var)
-
-
-def _refuse(var: VariableTracker):
-    raise Unsupported(f"print() of {var.describe()} (only constants, arrays and their "
-                      "lists/tuples/dicts are replayed)")
-
-
-def _snapshot_sequences():
-    from .containers import ListVariable, TupleVariable
-    return (ListVariable, TupleVariable)
+    """print() writes to sys.stdout, which other code may see at any moment (a logging
+    handler, a tee): it runs natively, in program order, at a graph break."""
+    raise Unsupported("print() writes to sys.stdout (I/O)")
 
 
 def _callable(tx, args, kwargs):
@@ -529,4 +493,3 @@ _HANDLERS: Dict[Any, Callable] = {
     sorted: _sorted, functools.reduce: _reduce, super: lambda tx, args, kwargs: _super(tx, args),
 }
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}
-_SNAPSHOT_SEQ = _snapshot_sequences()
