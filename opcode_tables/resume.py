@@ -183,7 +183,8 @@ def _exit_code(exit: ResumeExit, temps: List[str], block_count: int, packer: Any
     out.append(create_instruction("LOAD_CONST", argval=packer))
     out.append(create_instruction("LOAD_CONST", argval=exit.branch))
     values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]]
-    out.extend(create_instruction("LOAD_FAST", argval=name) for name in values)
+    # Checked loads: a slot wrongly declared non-NULL raises instead of pushing NULL.
+    out.extend(_load_local(name, cells, table) for name in values)
     out.extend(_load_local(name, cells, table) for name in exit.live)
     out.extend(create_call_function(1 + len(values) + len(exit.live), push_null=True, table=table))
     out.append(create_instruction("RETURN_VALUE"))
@@ -242,6 +243,10 @@ def build_resume_code(code: types.CodeType, *,
             raise ValueError(f"live name {local!r} is neither a local nor a cell of {code.co_name}")
     if len(set(live)) != len(live):
         raise ValueError(f"live names repeat: {list(live)}")
+    for exit in exits:
+        unknown = [n for n in exit.live if n not in known and n not in freevars]
+        if unknown:
+            raise ValueError(f"exit {exit.branch}: live names {unknown} are not variables of {code.co_name}")
     taken = known | set(freevars) | set(code.co_names)
     stack_params = [_fresh_name(f"___stack{i}", taken) for i in range(sum(1 for n in stack_nulls if not n))]
     params = stack_params + list(live)

@@ -16,7 +16,7 @@ import dis
 import io
 import math
 import types
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -51,6 +51,7 @@ class _Flow:
 
     def __init__(self, code: types.CodeType, namespace: Optional[Dict[str, Any]] = None) -> None:
         self.namespace = namespace if namespace is not None else globals()
+        self.code_args = code.co_varnames[:code.co_argcount]
         self.instructions, self.index = instructions_of(code)
         self.layout = TABLE.fact("call_null_layout")
         self.before: Dict[int, State] = {}
@@ -78,6 +79,14 @@ class _Flow:
         inst = self.instructions[i]
         nulls, blocks = list(state[0]), state[1]
         name = inst.opname
+        if name == "LOAD_FAST_AND_CLEAR":  # the test functions' comprehension variables are unbound outside
+            return tuple(nulls) + (inst.argval not in self.code_args,), blocks
+        if name == "SWAP":
+            nulls[-1], nulls[-inst.arg] = nulls[-inst.arg], nulls[-1]
+            return tuple(nulls), blocks
+        if name in ("ROT_TWO", "ROT_THREE", "ROT_FOUR"):
+            depth = {"ROT_TWO": 2, "ROT_THREE": 3, "ROT_FOUR": 4}[name]
+            return tuple(nulls[:-depth] + nulls[-1:] + nulls[-depth:-1]), blocks
         if name == "PUSH_NULL":
             return tuple(nulls) + (True,), blocks
         if name == "LOAD_GLOBAL" and inst.push_null:
@@ -107,6 +116,33 @@ class _Flow:
         if nulls and not name.startswith(_POP_ONLY):
             nulls[-1] = False
         return tuple(nulls), blocks
+
+
+def _bound_before(fn: Any) -> Dict[int, FrozenSet[str]]:
+    """Names certainly bound before each instruction (normal control flow; arguments bound at entry)."""
+    code = fn.__code__
+    instructions, index = instructions_of(code)
+    everything = frozenset(code.co_varnames) | frozenset(code.co_cellvars)
+    bound: List[FrozenSet[str]] = [everything] * len(instructions)
+    bound[0] = frozenset(_entry(fn)[1])
+    changed = True
+    while changed:
+        changed = False
+        for i, inst in enumerate(instructions):
+            out = bound[i]
+            if inst.opname.startswith("STORE_") and isinstance(inst.argval, str):
+                out = out | {inst.argval}
+            elif inst.opname.startswith("DELETE_") and isinstance(inst.argval, str):
+                out = out - {inst.argval}
+            spec = TABLE[inst.opname]
+            successors = [i + 1] if spec.flow == "next" and i + 1 < len(instructions) else []
+            if spec.jump is not None:
+                successors.append(index[id(inst.target)])
+            for s in successors:
+                if bound[s] & out != bound[s]:
+                    bound[s] = bound[s] & out
+                    changed = True
+    return dict(enumerate(bound))
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -175,7 +211,8 @@ class Point:
         self.fn, self.b = fn, b
         self.at = flow.index[id(instructions[b].target)] if jump else b + 1
         self.nulls, self.blocks = flow.after(b, flow.before[b], jump)
-        self.live = tuple(sorted(live_locals(code, self.at)))
+        # live_locals counts paths that would raise UnboundLocalError; the compiler passes bound names only.
+        self.live = tuple(sorted(live_locals(code, self.at) & _bound_before(fn)[self.at]))
         assert all(h != _HANDLER_BLOCK for h, _ in self.blocks), "test error: point inside an except handler"
 
     def exit(self, branch: int = 0) -> ResumeExit:
@@ -202,7 +239,8 @@ def capture(fn: Any, args: Sequence[Any], b: int, exits: Sequence[ResumeExit]) -
                            qualname="capture", break_index=b, exits=exits, packer=_packer)
     assert rc.params == list(params) and rc.stack_params == []
     packed = _function(rc, fn, "capture")(*args)
-    assert isinstance(packed, _Packed), f"the capture stub did not reach instruction {b}: returned {packed!r}"
+    if not isinstance(packed, _Packed):
+        raise NotReached(f"the capture stub did not reach instruction {b}: returned {packed!r}")
     return packed
 
 
@@ -333,6 +371,10 @@ def cell_argument(x):
     return g(inner()) + x
 
 
+def comprehension(xs):
+    return [g(v) * 2 for v in xs] + [len(xs)]
+
+
 def branchy(x):
     a = g(x)
     if a > 5:
@@ -353,6 +395,7 @@ CASES = [
     (has_cells, [(1,), (4,)]),
     (cell_argument, [(3,)]),
     (branchy, [(1,), (9,)]),
+    (comprehension, [([1, 2],)]),
 ]
 
 
@@ -376,14 +419,19 @@ def _in_handler(flow: _Flow, i: int) -> bool:
     return depth > 0
 
 
+class NotReached(Exception):
+    """The capture stub returned without passing its break instruction."""
+
+
 def _reached(fn: Any, args: Sequence[Any], b: int) -> bool:
-    """Whether the plain run executes instruction ``b`` (a capture that returns normally did not)."""
+    """Whether the plain run gets past instruction ``b``; an exception on the way must be the plain one's."""
     try:
         capture(fn, args, b, [Point(fn, b).exit()])
         return True
-    except AssertionError:
+    except NotReached:
         return False
-    except Exception:
+    except Exception as exc:
+        assert outcome(lambda: fn(*args)) == ("raised", (type(exc), str(exc)))
         return False
 
 
