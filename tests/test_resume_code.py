@@ -672,6 +672,34 @@ def test_bad_requests_raise_clear_errors() -> None:
                           name="n", qualname="n")
 
 
+def test_blocks_that_cannot_be_re_entered_are_refused() -> None:
+    fn = with_block
+    b = _call_before(fn, "g")
+    point = Point(fn, b)
+    handler = point.blocks[0][0] if point.blocks else 0
+    deeper = ((handler, len(point.nulls) + 1),)
+    with pytest.raises(ValueError, match="deeper than the restored stack|3.8-3.10 notion"):
+        build_resume_code(fn.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
+                          blocks=deeper, name="n", qualname="n")
+
+
+def test_exits_are_refused_where_they_cannot_be_placed() -> None:
+    start, params = _entry(for_loop)
+    head = _index(for_loop, ("FOR_ITER",))
+    two = [ResumeExit(0, (), ()), ResumeExit(1, (), ())]
+    with pytest.raises(ValueError, match="FOR_ITER"):
+        build_resume_code(for_loop.__code__, resume_index=start, stack_nulls=(), live=params, name="n",
+                          qualname="n", break_index=head, exits=two, packer=_packer)
+    store = _index(straight, ("STORE_FAST",))
+    with pytest.raises(ValueError, match="not a conditional jump"):
+        build_resume_code(straight.__code__, resume_index=start, stack_nulls=(), live=("x", "y"), name="n",
+                          qualname="n", break_index=store, exits=two, packer=_packer)
+    ret = _index(straight, ("RETURN_VALUE",))
+    with pytest.raises(ValueError, match="never falls through"):
+        build_resume_code(straight.__code__, resume_index=start, stack_nulls=(), live=("x", "y"), name="n",
+                          qualname="n", break_index=ret, exits=two[:1], packer=_packer)
+
+
 def test_null_without_a_callable_above_is_refused_only_where_push_null_is_missing() -> None:
     start, _ = _entry(straight)
 
