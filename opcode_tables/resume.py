@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dis
 import inspect
-import keyword
 import types
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
@@ -191,6 +190,44 @@ def _exit_code(exit: ResumeExit, temps: List[str], block_count: int, packer: Any
     return out
 
 
+def _validate(code: types.CodeType, count: int, resume_index: int, live: Sequence[str],
+              blocks: Sequence[Tuple[int, int]], break_index: Optional[int], exits: Sequence[ResumeExit],
+              packer: Any, table: VersionTable) -> None:
+    """Refuse requests that cannot describe a frame of ``code``, saying what is wrong."""
+    if code.co_flags & _GENERATOR_FLAGS:
+        raise ValueError(f"{code.co_name}: continuations of generator/coroutine code are not supported "
+                         "(the frame cannot be re-entered mid-way)")
+    _check_index("resume_index", resume_index, count)
+    if blocks and table.fact("exception_table"):
+        raise ValueError("blocks are a 3.8-3.10 notion; on this interpreter exception handling follows "
+                         "the instructions' exception table, pass blocks=()")
+    for handler, _depth in blocks:
+        _check_index("block handler index", handler, count)
+    if break_index is None:
+        if exits:
+            raise ValueError("exits need break_index (they describe what follows the break instruction)")
+    else:
+        _check_index("break_index", break_index, count)
+        if break_index < resume_index:
+            raise ValueError(f"break_index={break_index} comes before resume_index={resume_index}")
+        if exits and packer is None:
+            raise ValueError("exits need a packer to call")
+    freevars = set(code.co_freevars)
+    known = set(code.co_varnames) | set(code.co_cellvars)
+    for local in live:
+        if local in freevars:
+            raise ValueError(f"live name {local!r} is a free variable: it comes from the closure, "
+                             "not from a parameter")
+        if local not in known:
+            raise ValueError(f"live name {local!r} is neither a local nor a cell of {code.co_name}")
+    if len(set(live)) != len(live):
+        raise ValueError(f"live names repeat: {list(live)}")
+    for exit in exits:
+        unknown = [n for n in exit.live if n not in known and n not in freevars]
+        if unknown:
+            raise ValueError(f"exit {exit.branch}: live names {unknown} are not variables of {code.co_name}")
+
+
 def build_resume_code(code: types.CodeType, *,
                       resume_index: int,
                       stack_nulls: Sequence[bool],
@@ -212,47 +249,14 @@ def build_resume_code(code: types.CodeType, *,
     taken); with no exits the rest of the function runs natively.
     """
     table = _current_table()
-    if code.co_flags & _GENERATOR_FLAGS:
-        raise ValueError(f"{code.co_name}: continuations of generator/coroutine code are not supported "
-                         "(the frame cannot be re-entered mid-way)")
     original = decode_cached(code).split_instructions()
-    count = len(original)
-    _check_index("resume_index", resume_index, count)
-    if blocks and table.fact("exception_table"):
-        raise ValueError("blocks are a 3.8-3.10 notion; on this interpreter exception handling follows "
-                         "the instructions' exception table, pass blocks=()")
-    for handler, depth in blocks:
-        _check_index("block handler index", handler, count)
-    if break_index is None:
-        if exits:
-            raise ValueError("exits need break_index (they describe what follows the break instruction)")
-    else:
-        _check_index("break_index", break_index, count)
-        if break_index < resume_index:
-            raise ValueError(f"break_index={break_index} comes before resume_index={resume_index}")
-        if exits and packer is None:
-            raise ValueError("exits need a packer to call")
-
+    _validate(code, len(original), resume_index, live, blocks, break_index, exits, packer, table)
     cellvars, freevars = list(code.co_cellvars), list(code.co_freevars)
     known = set(code.co_varnames) | set(cellvars)
-    for local in live:
-        if local in freevars:
-            raise ValueError(f"live name {local!r} is a free variable: it comes from the closure, "
-                             "not from a parameter")
-        if local not in known:
-            raise ValueError(f"live name {local!r} is neither a local nor a cell of {code.co_name}")
-    if len(set(live)) != len(live):
-        raise ValueError(f"live names repeat: {list(live)}")
-    for exit in exits:
-        unknown = [n for n in exit.live if n not in known and n not in freevars]
-        if unknown:
-            raise ValueError(f"exit {exit.branch}: live names {unknown} are not variables of {code.co_name}")
     taken = known | set(freevars) | set(code.co_names)
     stack_params = [_fresh_name(f"___stack{i}", taken) for i in range(sum(1 for n in stack_nulls if not n))]
     params = stack_params + list(live)
     varnames = params + [v for v in code.co_varnames if v not in params]
-    if any(not v.isidentifier() or keyword.iskeyword(v) for v in stack_params):
-        raise AssertionError("generated parameter names must be identifiers")
 
     body = _copy_body(original)
     origin_of = {id(inst): i for i, inst in enumerate(body)}
