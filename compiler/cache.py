@@ -236,7 +236,8 @@ def _break_entry(fn, names: List[str], values: Sequence[Any], backend, event: Co
     cg.registry = registry
     cg.backend = backend
     value_exprs = graph_break.stub_arguments(tx, plan, cg, getattr(error, "inlined_callee", None))
-    effects = output.side_effects.replay(cg)
+    closure = graph_break.closure_expr(tx, cg)
+    effects = [f"_cl2 = {closure}"] + output.side_effects.replay(cg)
     output.finalize_alias_guards()
     output.finalize_array_write_guards()
     stub = graph_break.stub_for(plan, fn.__globals__, registry)

@@ -33,9 +33,25 @@ class OutputCodegen:
         self.tx = tx
         self.ns = ns
         self.outputs: List[Node] = []
+        self._cells: Dict[int, str] = {}
 
     def const(self, obj: Any) -> str:
         return self.ns.const(obj)
+
+    def cell_object(self, cell) -> str:
+        """An expression for the real cell object behind a CellVariable: the frame's closure
+        cell for a free variable; for a cell of the traced code, one new cell made (with its
+        contents) where the generated code first needs it, and shared from then on.  The
+        first use is the first one evaluated: expressions are generated in execution order."""
+        from .sources import ClosureSource
+        if isinstance(cell.source, ClosureSource):
+            return f"_cl[{cell.source.index}]"
+        name = self._cells.get(id(cell))
+        if name is not None:
+            return name
+        name = self._cells[id(cell)] = f"_cell{len(self._cells)}"
+        contents = cell.contents.reconstruct(self) if cell.contents is not None else ""
+        return f"({name} := {self.const(types.CellType)}({contents}))"
 
     def source_expr(self, source: Source) -> str:
         return source.expr(self.ns.const)

@@ -119,25 +119,29 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
 
 
 def _bound_names(tx) -> List[str]:
-    """Locals and cells holding a value at the break, in the code's own order."""
+    """Locals holding a value at the break, in the code's own order.  Cells are not among
+    them: stubs and continuations receive the frame's cell objects in their closure
+    (closures made before the break share them)."""
     code = tx.code
-    names: List[str] = []
-    for name in code.co_varnames:
-        if name in code.co_cellvars:
-            continue
-        if name in tx.locals:
-            names.append(name)
-    for name in code.co_cellvars:
-        cell = tx.cells.get(name)
-        if cell is not None and cell.contents is not None:
-            names.append(name)
-    return names
+    return [name for name in code.co_varnames if name in tx.locals and name not in code.co_cellvars]
 
 
-def _value_of(tx, name: str):
-    if name in tx.code.co_cellvars:
-        return tx.cells[name].contents
-    return tx.locals[name]
+def closure_expr(tx, cg) -> str:
+    """The closure stubs and continuations run with: the frame's own closure, then one cell
+    object per cell variable of the frame (made by the entry, shared with any function the
+    entry rebuilds)."""
+    names = tx.code.co_cellvars
+    if not names:
+        return "_cl"
+    cells = [cg.cell_object(tx.cells.get(name) or tx.cell_for(name)) for name in names]
+    return f"((_cl or ()) + ({''.join(c + ', ' for c in cells)}))"
+
+
+def _with_cells_as_free(code: types.CodeType, original: types.CodeType) -> types.CodeType:
+    if not original.co_cellvars:
+        return code
+    from opcode_tables.closure_cells import cells_as_free
+    return cells_as_free(code, original.co_cellvars)
 
 
 def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, ...]:
@@ -153,9 +157,6 @@ def plan(tx, error: Unsupported) -> BreakPlan:
     if tx.exc_info or any(kind not in ("finally", "with") for kind, _t, _d in tx.block_stack):
         raise Unsupported("graph break inside an except or finally handler (the handled exception "
                           "cannot be handed to a continuation)")
-    if tx.code.co_cellvars and tx.made_closure:
-        raise Unsupported("graph break after a closure over this frame's variables was made (its "
-                          "cells cannot be shared with a continuation)")
     code, qualname, index = _to_original(tx, tx.ip)
     instructions, _ = _instructions(code)
     position = {id(inst): i for i, inst in enumerate(instructions)}
@@ -239,10 +240,11 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
             rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
                                    live=p.live, blocks=p.blocks, name=label, qualname=qualname,
                                    break_index=p.index, exits=exits, packer=pack)
+            code = _with_cells_as_free(rc.code, p.code)
         except ValueError as e:
             raise Unsupported(f"cannot build the code that runs {p.inst.opname} natively: {e}") from None
-        stub = registry.put(key, Stub(rc.code, f_globals, qualname), qualname)
-        _log_code(qualname, rc.code)
+        stub = registry.put(key, Stub(code, f_globals, qualname), qualname)
+        _log_code(qualname, code)
     return stub
 
 
@@ -258,12 +260,13 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: 
         try:
             rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
                                    live=e.live, blocks=p.blocks, name=label, qualname=qualname)
+            code = _with_cells_as_free(rc.code, p.code)
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
-        register_origin(rc.code, Origin(p.code, rc, p.qualname))
-        cont = registry.put(key, Continuation(rc.code, f_globals, qualname, backend, registry, limit),
+        register_origin(code, Origin(p.code, rc, p.qualname))
+        cont = registry.put(key, Continuation(code, f_globals, qualname, backend, registry, limit),
                             qualname)
-        _log_code(qualname, rc.code)
+        _log_code(qualname, code)
     return cont
 
 
@@ -284,7 +287,7 @@ def stub_arguments(tx, p: BreakPlan, cg, callee: Any) -> List[str]:
             continue
         compiled = _compiled_callee(value, callee, cg)
         exprs.append(compiled if compiled is not None else value.reconstruct(cg))
-    exprs += [_value_of(tx, name).reconstruct(cg) for name in p.live]
+    exprs += [tx.locals[name].reconstruct(cg) for name in p.live]
     return exprs
 
 
@@ -317,10 +320,10 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
         # so that an ambiguous array truth raises where the plain function raises.
         top = sum(not null for null in p.stack_nulls) - 1
         lines.append(f"{args_name} = {args_name}[:{top}] + (bool({args_name}[{top}]),) + {args_name}[{top + 1}:]")
-    call = f"{stub_expr}(_cl, *{args_name})"
+    call = f"{stub_expr}(_cl2, *{args_name})"
     if not p.exits:
         return lines + [f"return {call}"]
     return lines + [f"_s = {call}",
-            "if _s.__class__ is _Resume:",
-            f"    return {conts_expr}[_s.branch](_cl, *_s.values)",
-            "return _s"]
+                    "if _s.__class__ is _Resume:",
+                    f"    return {conts_expr}[_s.branch](_cl2, *_s.values)",
+                    "return _s"]

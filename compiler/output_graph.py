@@ -27,6 +27,8 @@ class OutputGraph:
         b = f_globals.get("__builtins__", builtins)
         self.f_builtins: dict = b if isinstance(b, dict) else vars(b)
         self.closure = closure
+        # The frame's arguments under their generated names (L_x), for evaluating sources.
+        self.argument_values: Dict[str, Any] = {}
         self.graph = Graph()
         self.ns = Namespace()
         self.guards = GuardSet(self.ns)
@@ -117,6 +119,7 @@ class OutputGraph:
 
     def eval_scope(self) -> Dict[str, Any]:
         scope = dict(self.ns.values)
+        scope.update(self.argument_values)
         scope.update({"_G": self.f_globals, "_B": self.f_builtins, "_cl": self.closure})
         return scope
 

@@ -395,6 +395,8 @@ class InstructionTranslator(InstructionTranslatorBase):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
         self.arg_values = arg_values
+        from .sources import local_param_name
+        output.argument_values = {local_param_name(n): v for n, v in arg_values.items()}
         self.break_at = break_at
         for index, name in enumerate(code.co_freevars):
             self.cells[name] = CellVariable(source=ClosureSource(name, index), external=True, name=name)

@@ -235,7 +235,29 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
         return super().getattr(tx, name)
 
     def reconstruct(self, cg) -> str:
-        raise Unsupported(f"returning {self.describe()} out of the compiled frame")
+        """A new function object with the same code, defaults and cells (shared with the
+        other functions and continuations the entry makes)."""
+        defaults = "None"
+        if self._defaults:
+            defaults = "(" + "".join(d.reconstruct(cg) + ", " for d in self._defaults) + ")"
+        kwdefaults = "None"
+        if self._kwdefaults:
+            kwdefaults = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self._kwdefaults.items()) + "}"
+        closure = "None"
+        if self._closure:
+            closure = "(" + "".join(cg.cell_object(c) + ", " for c in self._closure) + ")"
+        make = cg.const(_make_function)
+        return (f"{make}({cg.const(self.code)}, {cg.const(self._globals)}, {self.qualname!r}, "
+                f"{defaults}, {kwdefaults}, {closure})")
+
+
+def _make_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: Optional[tuple],
+                   kwdefaults: Optional[dict], closure: Optional[tuple]) -> types.FunctionType:
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults, closure)
+    fn.__qualname__ = qualname
+    if kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    return fn
 
 
 class BoundMethodVariable(VariableTracker):
