@@ -371,6 +371,18 @@ def cell_argument(x):
     return g(inner()) + x
 
 
+def nested_blocks(xs, log):
+    total = 0
+    for x in xs:
+        try:
+            with Recorder(log):
+                total += g(x)
+                total += boom(x)
+        except ValueError:
+            total -= 100
+    return total
+
+
 def comprehension(xs):
     return [g(v) * 2 for v in xs] + [len(xs)]
 
@@ -396,6 +408,7 @@ CASES = [
     (cell_argument, [(3,)]),
     (branchy, [(1,), (9,)]),
     (comprehension, [([1, 2],)]),
+    (nested_blocks, [([1, 20, 3], [])]),   # stack [iterator, __exit__] interleaved with two blocks
 ]
 
 
@@ -449,6 +462,19 @@ def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tup
             assert got == expected, (fn.__name__, args, b, instructions_of(fn.__code__)[0][b])
             resumed += 1
     assert resumed, f"no call of {fn.__name__} was reached"
+
+
+def test_nested_blocks_are_re_entered_between_the_stack_slots_they_cover() -> None:
+    b = _call_before(nested_blocks, "g")
+    point = Point(nested_blocks, b)
+    if not TABLE.fact("exception_table"):
+        assert [depth for _h, depth in point.blocks] == [1, 2]   # try over the iterator, with over __exit__
+    for xs in ([1, 2], [20, 1], [1, 20]):
+        plain_log: List[Any] = []
+        log: List[Any] = []
+        expected = nested_blocks(xs, plain_log)
+        assert continuation(point, capture(nested_blocks, (xs, log), b, [point.exit()])) == expected
+        assert log == plain_log
 
 
 def test_pending_method_call_of_module_attribute_keeps_its_null() -> None:
