@@ -25,6 +25,7 @@ from .assemble import assemble
 from .decode import decode_cached
 from .factories import body_start, create_call_function
 from .instruction import ExcHandler, Instruction, create_instruction
+from .liveness import live_locals
 from .spec import VersionTable
 
 __all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code"]
@@ -105,6 +106,20 @@ def _copy_body(original: List[Instruction]) -> List[Instruction]:
         if dis.opmap[copy.opname] in _NAMED_SLOT_OPCODES:
             copy.arg = None
     return copies
+
+
+def _check_unpassed_loads(body: List[Instruction], unpassed: Set[str], table: VersionTable) -> None:
+    """Loads of names the continuation may read but was not given become checked loads.
+
+    CPython 3.12+ emits an unchecked LOAD_FAST where the original frame had the
+    name bound on every path; entered mid-way without it, that load would push
+    NULL (a crash) instead of raising UnboundLocalError.
+    """
+    if not unpassed or "LOAD_FAST_CHECK" not in table:
+        return
+    for inst in body:
+        if inst.opname == "LOAD_FAST" and inst.argval in unpassed:
+            inst.opname = "LOAD_FAST_CHECK"
 
 
 def _check_index(what: str, index: int, count: int) -> None:
@@ -259,6 +274,7 @@ def build_resume_code(code: types.CodeType, *,
     varnames = params + [v for v in code.co_varnames if v not in params]
 
     body = _copy_body(original)
+    _check_unpassed_loads(body, set(live_locals(code, resume_index)) - set(params), table)
     origin_of = {id(inst): i for i, inst in enumerate(body)}
     start = body_start(body, table)
     prologue = body[:start]
