@@ -1,0 +1,136 @@
+"""Property tests for graph breaks (issue 4): random NumPy programs with randomly placed breaks.
+
+Hypothesis builds straight-line and branching programs as source text: elementwise NumPy
+statements over same-shaped arrays, with calls the tracer must not trace (a function marked
+``compiler.disable``), prints, ``.item()`` scalars, ``float()`` conversions and ``if`` on array
+reductions placed at random.  Each program runs plain and compiled over several calls (new
+values, a new shape, the other sign so branches flip) and everything observable must match;
+the frame must break, never fall back whole (the programs have no loops).
+"""
+from __future__ import annotations
+
+import builtins
+import itertools
+from typing import List, Tuple
+
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import compiler  # noqa: E402
+from tests.compiler import break_programs as bp  # noqa: E402
+from tests.compiler.break_programs import Call  # noqa: E402
+
+
+@compiler.disable
+def _opaque(v):
+    return v
+
+
+EXPRESSIONS = ["{a} + {b}", "{a} - {b}", "{a} * {b}", "np.tanh({a})", "np.sin({a}) * {b}",
+               "np.maximum({a}, {b})", "{a} * 0.5", "np.abs({a}) + 1.0", "_opaque({a}) + {b}",
+               "{b} + 0.1 * {a}.mean().item()", "{a} * float({b}.max())"]
+BREAKING_EXPRESSIONS = {"_opaque", ".item()", "float("}
+STATEMENTS = ["assign", "assign", "opaque", "print", "item", "append"]
+COUNTER = itertools.count()
+
+
+def _expr(template: int, a: str, b: str) -> str:
+    return EXPRESSIONS[template].format(a=a, b=b)
+
+
+@st.composite
+def programs(draw, branching: bool) -> Tuple[str, bool]:
+    """Source of ``def gen(x, w, log)`` and whether its top level certainly breaks."""
+    names = ["x", "w"]
+    lines: List[str] = []
+    breaks = False
+    kinds = STATEMENTS + (["branch", "branch"] if branching else [])
+    for k in range(draw(st.integers(1, 6))):
+        kind = draw(st.sampled_from(kinds))
+        a, b = draw(st.sampled_from(names)), draw(st.sampled_from(names))
+        target = f"v{k}"
+        if kind == "assign":
+            text = _expr(draw(st.integers(0, len(EXPRESSIONS) - 1)), a, b)
+            breaks |= any(marker in text for marker in BREAKING_EXPRESSIONS)
+            lines.append(f"{target} = {text}")
+        elif kind == "opaque":
+            lines.append(f"{target} = _opaque({a} * 2.0) - {b}")
+            breaks = True
+        elif kind == "print":
+            lines.append(f"print({k}, {a}.shape, {a}.sum())")
+            lines.append(f"{target} = {a} + 1.0")
+        elif kind == "item":
+            lines.append(f"s{k} = {a}.sum().item()")
+            lines.append(f"{target} = {b} * 0.5 + s{k} * 0.01")
+            breaks = True
+        elif kind == "append":
+            lines.append(f"log.append(({k}, {a}.shape))")
+            lines.append(f"{target} = {a} * {b}")
+        else:
+            reduction = draw(st.sampled_from(["sum", "mean", "max", "min"]))
+            yes = _expr(draw(st.integers(0, len(EXPRESSIONS) - 1)), a, b)
+            no = _expr(draw(st.integers(0, len(EXPRESSIONS) - 1)), b, a)
+            lines += [f"if {a}.{reduction}() > 0:", f"    {target} = {yes}", "    log.append('yes')",
+                      "else:", f"    {target} = {no}", "    log.append('no')"]
+            breaks = True
+        names.append(target)
+    returned = draw(st.lists(st.sampled_from(names), min_size=1, max_size=3))
+    lines.append(f"return ({', '.join(returned)},)")
+    source = "def gen(x, w, log):\n" + "".join(f"    {line}\n" for line in lines)
+    return source, breaks
+
+
+def _build(source: str):
+    scope = {"np": np, "_opaque": _opaque}
+    filename = f"<generated break program {next(COUNTER)}>"
+    exec(builtins.compile(source, filename, "exec"), scope)
+    return scope["gen"]
+
+
+def _calls(seed: int) -> List[Call]:
+    rng = np.random.default_rng(seed)
+    x3, w3 = rng.standard_normal(3), rng.standard_normal(3)
+    return [Call((x3, w3, [])),
+            Call((rng.standard_normal(3), rng.standard_normal(3), [])),
+            Call((-x3, -w3, [])),
+            Call((rng.standard_normal((2, 4)), rng.standard_normal((2, 4)), [])),
+            Call((x3, w3, []))]
+
+
+def _check(source: str, breaks: bool, backend: str, seed: int) -> None:
+    compiler.reset()
+    plain, to_compile = _build(source), _build(source)
+    compiled = compiler.compile(to_compile, backend=backend)
+    bp.compare_runs(plain, compiled, _calls(seed), f"[{backend}] generated program:\n{source}\n")
+    frames = [e for e in compiler.events() if e.frame_name == "gen"]
+    assert frames, f"the program never compiled:\n{source}"
+    assert all(e.fallback_reason is None for e in frames), (
+        f"whole-frame fallback ({[e.fallback_reason for e in frames]}) of:\n{source}")
+    resumes = [e for e in compiler.events() if "__resume_at_" in e.frame_name]
+    assert all(e.fallback_reason is None for e in resumes), (
+        f"a continuation runs natively ({[(e.frame_name, e.fallback_reason) for e in resumes]}) in:\n{source}")
+    if breaks:
+        assert frames[0].graph_break_count >= 1, f"no graph break recorded for:\n{source}"
+        assert resumes, f"no continuation for:\n{source}"
+
+
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(program=programs(branching=False), backend=st.sampled_from(["eager", "numpy"]),
+       seed=st.integers(0, 2 ** 16))
+def test_straight_line_programs_with_breaks(program, backend, seed):
+    _check(*program, backend=backend, seed=seed)
+
+
+@SETTINGS
+@given(program=programs(branching=True), backend=st.sampled_from(["eager", "numpy"]),
+       seed=st.integers(0, 2 ** 16))
+def test_branching_programs_with_breaks(program, backend, seed):
+    _check(*program, backend=backend, seed=seed)
