@@ -854,3 +854,39 @@ def test_corpus_continuations_match_plain(case: Any) -> None:
             checked += 1
     if not checked:
         pytest.skip(f"{case.name}: no point with a statically known stack layout is reached by its calls")
+
+
+def _conditional_jumps(fn: Any) -> List[int]:
+    instructions, _ = instructions_of(fn.__code__)
+    return [j for j in _calls(fn, [n for n, spec in TABLE.opcodes.items()
+                                   if spec.conditional and spec.jump is not None and not spec.block_setup
+                                   and n not in ("FOR_ITER", "SEND", "CALL_FINALLY")])
+            if j > 0 and TABLE[instructions[j - 1].opname].jump is None]
+
+
+@pytest.mark.parametrize("case", [c for c in _corpus() if _conditional_jumps(c.fn)], ids=lambda c: c.name)
+def test_corpus_conditional_jump_stubs_take_the_plain_branch(case: Any) -> None:
+    """Every conditional jump of the corpus run natively by a stub with one exit per side: the
+    continuation of the side it reports gives exactly the plain outcome."""
+    from tests.corpus.runner import assert_same_outcome
+    fn = case.fn
+    checked = 0
+    for j in _conditional_jumps(fn):
+        before, fall, taken = Point(fn, j - 1, strict=True), Point(fn, j, strict=True), \
+            Point(fn, j, jump=True, strict=True)
+        if any(None in p.nulls for p in (before, fall, taken)):
+            continue
+        for call in case.calls():
+            def chained(a: Any, k: Any) -> Any:
+                packed = capture(fn, _slot_values(fn, Call(a, k)), j - 1, [before.exit()])
+                got = stub(before, packed, j, [fall.exit(0), taken.exit(1)])
+                return continuation(fall if got.branch == 0 else taken, got)
+
+            got = _corpus_outcome(chained, call)
+            if isinstance(got.error, NotReached):
+                continue
+            assert_same_outcome(_corpus_outcome(lambda a, k: fn(*a, **k), call), got, close=case.close,
+                                where=f"{case.name} stub at the jump {j}")
+            checked += 1
+    if not checked:
+        pytest.skip(f"{case.name}: no conditional jump with a statically known stack layout is reached")
