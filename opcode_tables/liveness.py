@@ -19,7 +19,7 @@ from .decode import decode_cached
 from .instruction import Instruction
 from .spec import VersionTable
 
-__all__ = ["live_locals"]
+__all__ = ["live_locals", "reachable"]
 
 _SLOT_OPCODES = frozenset(dis.haslocal) | frozenset(dis.hasfree)
 # Builtins that read the whole frame: a function calling one of them keeps every local live.
@@ -129,13 +129,33 @@ def live_locals(code: types.CodeType, index: int) -> FrozenSet[str]:
 _LIVE: "weakref.WeakKeyDictionary[types.CodeType, List[FrozenSet[str]]]" = weakref.WeakKeyDictionary()
 
 
+def reachable(code: types.CodeType, index: int) -> FrozenSet[int]:
+    """Indexes of instructions_of(code) that some path from ``index`` may execute (exception edges included)."""
+    instructions = decode_cached(code).split_instructions()
+    normal, raising = _successors(instructions, _current_table())
+    seen = {index}
+    pending = [index]
+    while pending:
+        i = pending.pop()
+        for s in normal[i] | raising[i]:
+            if s not in seen:
+                seen.add(s)
+                pending.append(s)
+    return frozenset(seen)
+
+
 def _live_in(code: types.CodeType, instructions: List[Instruction]) -> List[FrozenSet[str]]:
     table = _current_table()
     normal, raising = _successors(instructions, table)
     frees = frozenset(code.co_freevars) - frozenset(code.co_cellvars)
+    # Zero-argument super() reads the first argument from the frame, unseen by any LOAD.
+    implicit_self = code.co_varnames[0] if "super" in code.co_names and "__class__" in code.co_freevars \
+        and code.co_argcount else None
     effects = []
     for inst in instructions:
         uses, defs = _uses_defs(inst)
+        if implicit_self is not None and inst.argval == "super" and dis.opmap[inst.opname] in dis.hasname:
+            uses += (implicit_self,)
         effects.append((frozenset(uses) - frees, frozenset(defs)))
     live: List[FrozenSet[str]] = [frozenset()] * len(instructions)
     changed = True

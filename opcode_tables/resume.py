@@ -25,7 +25,7 @@ from .assemble import assemble
 from .decode import decode_cached
 from .factories import body_start, create_call_function
 from .instruction import ExcHandler, Instruction, create_instruction
-from .liveness import live_locals
+from .liveness import live_locals, reachable
 from .spec import VersionTable
 
 __all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code"]
@@ -120,6 +120,24 @@ def _check_unpassed_loads(body: List[Instruction], unpassed: Set[str], table: Ve
     for inst in body:
         if inst.opname == "LOAD_FAST" and inst.argval in unpassed:
             inst.opname = "LOAD_FAST_CHECK"
+
+
+def _zero_argument_super_after(code: types.CodeType, instructions: List[Instruction], index: int) -> bool:
+    """Whether ``super()`` without arguments may run from ``index`` on: it takes ``self`` from local 0."""
+    if not ("super" in code.co_names and "__class__" in code.co_freevars and code.co_argcount > 0):
+        return False
+    return any(instructions[i].argval == "super" and dis.opmap[instructions[i].opname] in dis.hasname
+               for i in reachable(code, index))
+
+
+def _check_zero_argument_super(code: types.CodeType, instructions: List[Instruction], index: int,
+                               params: List[str]) -> None:
+    first = code.co_varnames[0] if code.co_argcount else None
+    if (not params or params[0] != first) and _zero_argument_super_after(code, instructions, index):
+        raise ValueError(
+            f"{code.co_name} calls super() without arguments, which takes self from the first local; "
+            f"the continuation's first parameter would be {params[0] if params else 'nothing'!s}, not {first!r}. "
+            f"Resume with an empty stack and {first!r} first among the live names, or run the rest natively")
 
 
 def _check_index(what: str, index: int, count: int) -> None:
@@ -271,6 +289,7 @@ def build_resume_code(code: types.CodeType, *,
     taken = known | set(freevars) | set(code.co_names)
     stack_params = [_fresh_name(f"___stack{i}", taken) for i in range(sum(1 for n in stack_nulls if not n))]
     params = stack_params + list(live)
+    _check_zero_argument_super(code, original, resume_index, params)
     varnames = params + [v for v in code.co_varnames if v not in params]
 
     body = _copy_body(original)

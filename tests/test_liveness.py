@@ -164,3 +164,19 @@ def test_comprehension_reads_are_live() -> None:
 def test_bad_index_is_refused() -> None:
     with pytest.raises(ValueError, match="outside"):
         live_locals(straight.__code__, 10_000)
+
+
+class Base:
+    def f(self, x: Any) -> Any:
+        return x
+
+
+class Derived(Base):
+    def f(self, x):
+        y = g(x)
+        return super().f(y)
+
+
+def test_zero_argument_super_keeps_self_live() -> None:
+    # self is never loaded after the call of g, but super() reads it from the frame
+    assert "self" in _at(Derived.f, STORE, "y", after=True)

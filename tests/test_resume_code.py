@@ -730,6 +730,42 @@ def test_stub_resumes_before_the_call_it_breaks_at() -> None:
     assert bool(moved) == (TABLE.fact("kw_names") == "kw_names_op")
 
 
+class Base:
+    def f(self, x: Any) -> Any:
+        return ("base", x)
+
+
+class Derived(Base):
+    def f(self, x):
+        y = g(x)
+        z = y * 2
+        return super().f(z)
+
+    def super_first(self, x):
+        head = super().f(x)
+        return head, g(x)
+
+
+def test_zero_argument_super_needs_self_as_first_parameter() -> None:
+    fn = Derived.f
+    b = _call_before(fn, "g")
+    point = Point(fn, b)                          # stack: g's result, so self would not be local 0
+    with pytest.raises(ValueError, match="super"):
+        continuation(point, capture(fn, (Derived(), 5), b, [point.exit()]))
+    store = _index(fn, ("STORE_FAST",), "z")      # empty stack: self can come first
+    after = Point(fn, store)
+    assert after.nulls == () and "self" in after.live   # live although only super() reads it
+    after.live = ("self",) + tuple(n for n in after.live if n != "self")
+    packed = capture(fn, (Derived(), 5), store, [after.exit()])
+    assert continuation(after, packed) == Derived().f(5)
+
+
+def test_zero_argument_super_before_the_resume_point_is_no_obstacle() -> None:
+    fn = Derived.super_first
+    b = _call_before(fn, "g")
+    assert resume_after(fn, (Derived(), 3), b) == Derived().super_first(3)
+
+
 # -- refusals ---------------------------------------------------------------------------------
 
 def test_bad_requests_raise_clear_errors() -> None:
