@@ -19,7 +19,7 @@ from .decode import decode_cached
 from .instruction import Instruction
 from .spec import VersionTable
 
-__all__ = ["live_locals", "reachable"]
+__all__ = ["live_locals", "reachable", "reads_frame"]
 
 _SLOT_OPCODES = frozenset(dis.haslocal) | frozenset(dis.hasfree)
 # Builtins that read the whole frame: a function calling one of them keeps every local live.
@@ -101,6 +101,11 @@ def _successors(instructions: List[Instruction],
     return normal, raising
 
 
+def reads_frame(code: types.CodeType) -> bool:
+    """Whether ``code`` may look at its locals wholesale (``locals()``, ``vars()``, ``eval`` ...)."""
+    return bool(_FRAME_READERS & set(code.co_names))
+
+
 def _all_names(code: types.CodeType) -> FrozenSet[str]:
     return frozenset(code.co_varnames) | frozenset(code.co_cellvars)
 
@@ -116,7 +121,7 @@ def live_locals(code: types.CodeType, index: int) -> FrozenSet[str]:
     if not 0 <= index < len(instructions):
         raise ValueError(f"index={index} is outside the {len(instructions)} instructions of {code.co_name} "
                          "(indexes are into compiler.tracer.instructions_of(code))")
-    if _FRAME_READERS & set(code.co_names):
+    if reads_frame(code):
         return _all_names(code)
     cached = _LIVE.get(code)
     if cached is None:

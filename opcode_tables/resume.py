@@ -25,7 +25,7 @@ from .assemble import assemble
 from .decode import decode_cached
 from .factories import body_start, create_call_function
 from .instruction import ExcHandler, Instruction, create_instruction
-from .liveness import live_locals, reachable
+from .liveness import live_locals, reachable, reads_frame
 from .spec import VersionTable
 
 __all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code"]
@@ -305,6 +305,9 @@ def build_resume_code(code: types.CodeType, *,
         raise ValueError(f"resume_index={resume_index} lies inside the frame prologue (ends at {start})")
 
     entry = _restore_stack(stack_nulls, stack_params, blocks, body, table)
+    if reads_frame(code):
+        # The stack parameters are ours, not the user's: locals() must not show them.
+        entry.extend(create_instruction("DELETE_FAST", argval=p) for p in stack_params)
     entry.append(create_instruction("JUMP_FORWARD", target=resume_at))
 
     if break_index is not None and exits:

@@ -760,6 +760,18 @@ def test_zero_argument_super_needs_self_as_first_parameter() -> None:
     assert continuation(after, packed) == Derived().f(5)
 
 
+def frame_reader(x):
+    y = g(x) + g(x * 2)
+    return sorted(locals().items())
+
+
+def test_locals_after_the_resume_point_shows_only_the_users_names() -> None:
+    b = _call_before(frame_reader, "g", nth=1)
+    point = Point(frame_reader, b)
+    assert point.nulls.count(False) >= 2            # g(x)'s result waits on the stack
+    assert resume_after(frame_reader, (3,), b) == frame_reader(3)
+
+
 def test_zero_argument_super_before_the_resume_point_is_no_obstacle() -> None:
     fn = Derived.super_first
     b = _call_before(fn, "g")
