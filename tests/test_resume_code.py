@@ -211,8 +211,8 @@ def _index(fn: Any, opname_prefix: Sequence[str], argval: Any = None, nth: int =
     return hits[nth]
 
 
-def _call_before(fn: Any, callee: str, nth: int = 0) -> int:
-    """Index of the call instruction that calls global ``callee`` (the first call after loading it)."""
+def _call_of(fn: Any, callee: str, nth: int = 0) -> int:
+    """Index of the call instruction that consumes global ``callee`` (loaded the nth time)."""
     instructions, _ = instructions_of(fn.__code__)
     loads = [i for i, inst in enumerate(instructions) if inst.opname == "LOAD_GLOBAL" and inst.argval == callee]
     load = loads[nth]
@@ -500,7 +500,7 @@ def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tup
 
 
 def test_nested_blocks_are_re_entered_between_the_stack_slots_they_cover() -> None:
-    b = _call_before(nested_blocks, "g")
+    b = _call_of(nested_blocks, "g")
     point = Point(nested_blocks, b)
     if not TABLE.fact("exception_table"):
         assert [depth for _h, depth in point.blocks] == [1, 2]   # try over the iterator, with over __exit__
@@ -514,7 +514,7 @@ def test_nested_blocks_are_re_entered_between_the_stack_slots_they_cover() -> No
 
 def test_pending_method_call_of_module_attribute_keeps_its_null() -> None:
     # math.sqrt(g(x)): the frame holds the [NULL, sqrt] pair (in the table's order) under g's result.
-    b = _call_before(pending_outer_call, "g")
+    b = _call_of(pending_outer_call, "g")
     point = Point(pending_outer_call, b)
     assert point.nulls.count(True) == 1, point.nulls
     packed = capture(pending_outer_call, (3, 4), b, [point.exit()])
@@ -523,7 +523,7 @@ def test_pending_method_call_of_module_attribute_keeps_its_null() -> None:
 
 
 def test_exception_after_resume_point_is_caught_by_original_handler() -> None:
-    b = _call_before(try_except, "g")
+    b = _call_of(try_except, "g")
     for x in (2, 20):   # boom(g(x)) raises only for the second
         point = Point(try_except, b)
         assert bool(point.blocks) != TABLE.fact("exception_table")  # 3.8-3.10 re-enter the try block
@@ -538,7 +538,7 @@ def _exit_count(log: List[Any]) -> int:
 @pytest.mark.parametrize("fn,cleanups", [(try_finally, lambda log: log.count("finally")),
                                          (with_block, _exit_count)], ids=["try_finally", "with"])
 def test_cleanup_runs_once_also_on_exception(fn: Any, cleanups: Any) -> None:
-    b = _call_before(fn, "g")
+    b = _call_of(fn, "g")
     point = Point(fn, b)
     assert bool(point.blocks) != TABLE.fact("exception_table")  # 3.8-3.10 re-enter the block
     for x in (2, 20):   # boom raises for 20, inside the block
@@ -552,7 +552,7 @@ def test_cleanup_runs_once_also_on_exception(fn: Any, cleanups: Any) -> None:
 
 
 def test_for_loop_iterator_is_carried_on_the_stack() -> None:
-    b = _call_before(for_loop, "g")
+    b = _call_of(for_loop, "g")
     point = Point(for_loop, b)
     packed = capture(for_loop, ([1, 2, 3],), b, [point.exit()])
     assert any(type(v).__name__ == "list_iterator" for v in packed.values)
@@ -560,12 +560,12 @@ def test_for_loop_iterator_is_carried_on_the_stack() -> None:
 
 
 def test_keyword_call_resumes_before_its_kw_names() -> None:
-    b = _call_before(keyword_calls, "g")
+    b = _call_of(keyword_calls, "g")
     assert resume_after(keyword_calls, (1, 2), b) == keyword_calls(1, 2)
 
 
 def test_live_cells_arrive_as_parameters() -> None:
-    b = _call_before(has_cells, "g", nth=1)
+    b = _call_of(has_cells, "g", nth=1)
     point = Point(has_cells, b)
     assert "y" in point.live and "y" in has_cells.__code__.co_cellvars
     assert continuation(point, capture(has_cells, (4,), b, [point.exit()])) == has_cells(4)
@@ -575,7 +575,7 @@ def test_parameters_do_not_collide_with_names_of_the_code() -> None:
     def clash(___stack0, ___exit0):
         return g(___stack0) + ___exit0
 
-    b = _call_before(clash, "g")
+    b = _call_of(clash, "g")
     point = Point(clash, b)
     packed = capture(clash, (1, 2), b, [point.exit()])
     rc = build_resume_code(clash.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
@@ -586,7 +586,7 @@ def test_parameters_do_not_collide_with_names_of_the_code() -> None:
 
 
 def test_a_live_name_left_out_raises_unbound_local_error_instead_of_crashing() -> None:
-    b = _call_before(straight, "g", nth=1)    # c = g(b) - y; return c * a: a and y are read later
+    b = _call_of(straight, "g", nth=1)    # c = g(b) - y; return c * a: a and y are read later
     point = Point(straight, b)
     assert {"a", "y"} <= set(point.live)
     packed = capture(straight, (3, 4), b, [point.exit()])
@@ -603,7 +603,7 @@ def test_code_fields_of_a_continuation() -> None:
     def star(a, *rest, key=1, **extra):
         return g(a) + len(rest) + key + len(extra)
 
-    b = _call_before(star, "g")
+    b = _call_of(star, "g")
     point = Point(star, b)
     rc = build_resume_code(star.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
                            name="resume_name", qualname="outer.<locals>.resume_name")
@@ -621,7 +621,7 @@ def test_code_fields_of_a_continuation() -> None:
 def test_original_decode_is_not_mutated() -> None:
     instructions, _ = instructions_of(straight.__code__)
     before = [(i.opname, i.arg, i.argval, id(i.target), id(i.exc)) for i in instructions]
-    b = _call_before(straight, "g")
+    b = _call_of(straight, "g")
     resume_after(straight, (3, 4), b)
     assert [(i.opname, i.arg, i.argval, id(i.target), id(i.exc)) for i in instructions] == before
 
@@ -748,7 +748,7 @@ class Derived(Base):
 
 def test_zero_argument_super_needs_self_as_first_parameter() -> None:
     fn = Derived.f
-    b = _call_before(fn, "g")
+    b = _call_of(fn, "g")
     point = Point(fn, b)                          # stack: g's result, so self would not be local 0
     with pytest.raises(ValueError, match="super"):
         continuation(point, capture(fn, (Derived(), 5), b, [point.exit()]))
@@ -766,7 +766,7 @@ def frame_reader(x):
 
 
 def test_locals_after_the_resume_point_shows_only_the_users_names() -> None:
-    b = _call_before(frame_reader, "g", nth=1)
+    b = _call_of(frame_reader, "g", nth=1)
     point = Point(frame_reader, b)
     assert point.nulls.count(False) >= 2            # g(x)'s result waits on the stack
     assert resume_after(frame_reader, (3,), b) == frame_reader(3)
@@ -774,7 +774,7 @@ def test_locals_after_the_resume_point_shows_only_the_users_names() -> None:
 
 def test_zero_argument_super_before_the_resume_point_is_no_obstacle() -> None:
     fn = Derived.super_first
-    b = _call_before(fn, "g")
+    b = _call_of(fn, "g")
     assert resume_after(fn, (Derived(), 3), b) == Derived().super_first(3)
 
 
@@ -797,7 +797,7 @@ def test_bad_requests_raise_clear_errors() -> None:
 
 def test_blocks_that_cannot_be_re_entered_are_refused() -> None:
     fn = with_block
-    b = _call_before(fn, "g")
+    b = _call_of(fn, "g")
     point = Point(fn, b)
     handler = point.blocks[0][0] if point.blocks else 0
     deeper = ((handler, len(point.nulls) + 1),)
@@ -837,9 +837,20 @@ def test_null_without_a_callable_above_is_refused_only_where_push_null_is_missin
             build()
 
 
-def test_null_carrier_rebuilds_the_load_method_pair() -> None:
-    carrier = NullCarrier(len)
-    assert carrier.value is len
+def test_null_slots_are_rebuilt_the_way_the_table_calls() -> None:
+    b = _call_of(pending_outer_call, "g")
+    point = Point(pending_outer_call, b)
+    rc = build_resume_code(pending_outer_call.__code__, resume_index=point.at, stack_nulls=point.nulls,
+                           live=point.live, name="c", qualname="c")
+    generated, _ = instructions_of(rc.code)
+    entry = [inst for i, inst in enumerate(generated) if rc.original_index(i) is None]
+    names = [inst.opname for inst in entry]
+    if "PUSH_NULL" in TABLE:
+        assert names.count("PUSH_NULL") == point.nulls.count(True)
+    else:
+        assert any(inst.opname == "LOAD_CONST" and inst.argval is NullCarrier for inst in entry)
+        assert [inst.argval for inst in entry if inst.opname == "LOAD_METHOD"] == ["value"]
+    assert NullCarrier(len).value is len
 
 
 # -- the whole corpus -------------------------------------------------------------------------
