@@ -1015,6 +1015,120 @@ def list_comprehension_with_break(x):
     return sum(parts) + y
 
 
+# --- identity and aliasing of values that live across a break -------------------------------------
+
+@program(one_array, ["opaque", "disable"], "aliasing")
+def view_stays_a_view(x):
+    v = x[1:]
+    w = x.reshape(-1) if x.ndim == 1 else x
+    y = opaque(x * 2.0)  # BREAK
+    v[0] = 5.0
+    w += 1.0
+    return x, y, np.shares_memory(v, x)
+
+
+@program(array_and_log, ["opaque", "disable"], "aliasing")
+def array_in_input_list_mutated_after_break(x, log):
+    y = x * 2.0
+    log.append(y)
+    opaque(None)  # BREAK
+    y += 1.0
+    y[0] = -1.0
+    return log[0] is y, y
+
+
+@program(one_array, ["opaque", "disable"], "aliasing")
+def object_made_before_break(x):
+    acc = Accumulator()
+    acc.add(x * 2.0)
+    acc.scale = 3.0
+    opaque(acc)  # BREAK
+    acc.add(x + acc.scale)
+    return acc.items, acc.scale
+
+
+@program(one_array, ["opaque", "disable"], "aliasing")
+def iterator_live_across_break(x):
+    it = iter([1.0, 2.0, 3.0])
+    first = next(it)
+    y = opaque(x * first)  # BREAK
+    return y + next(it), list(it)
+
+
+@program(one_array, ["opaque", "disable"], "generator")
+def generator_live_across_break(x):
+    g = ramp(4)
+    first = next(g)
+    y = opaque(x + first)  # BREAK
+    return y * next(g), list(g)
+
+
+@program(one_array, ["errstate"], "with")
+def errstate_around_break(x):
+    y = x * 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):  # BREAK
+        z = opaque(x) / y  # BREAK
+    return np.nan_to_num(z, posinf=1.0, neginf=-1.0, nan=0.0) + y
+
+
+SCALE = 2.0
+
+
+def rebinding_global_calls() -> List[Call]:
+    return one_array()
+
+
+@program(rebinding_global_calls, ["opaque", "disable"], "globals")
+def reads_global_after_break(x):
+    y = x * SCALE
+    z = opaque(y)  # BREAK
+    return z + SCALE
+
+
+@program(one_array, ["branch", "data-dependent", "truth", "opaque"], "branch")
+def branch_on_native_bool(x):
+    y = x * 2.0
+    if opaque(len(x) > 3):  # BREAK
+        return y + 1.0
+    return y - 1.0
+
+
+@program(array_and_log, ["opaque", "disable"], "aliasing", numpy_both_sides=False)
+def returns_input_list_itself(x, log):
+    log.append(x.shape)
+    opaque(None)  # BREAK
+    log.append(x.ndim)
+    return log
+
+
+@program(one_array, ["opaque", "disable"], "unsupported_call")
+def deleted_local_across_break(x):
+    tmp = x * 2.0
+    y = tmp + 1.0
+    del tmp
+    z = opaque(y)  # BREAK
+    return z * 3.0, "tmp" in locals()
+
+
+@program(array_and_log, ["opaque", "disable"], "with")
+def break_after_closed_with(x, log):
+    with Recorder("closed"):
+        y = x + x
+    z = opaque(x * 2.0) - y  # BREAK
+    return z * 2.0
+
+
+@program(array_and_log, ["opaque", "disable"], "try")
+def break_after_try_except(x, log):
+    try:
+        y = x + x
+    except ValueError:
+        log.append("caught")
+        y = x
+    z = opaque(x * 2.0) - y  # BREAK
+    return z * 2.0
+
+
 def make_counter_closure():
     count = 0
     seen = []
@@ -1059,6 +1173,18 @@ KNOWN_GAPS: Dict[str, Gap] = {
                                        r"inside an except or finally handler"),
     "lambda_breaks_inside": Gap("F8: a lambda whose body breaks: the caller's reason names the lambda's line, "
                                 "not the call", r"lambda_breaks_inside: no break reason at "),
+    "view_stays_a_view": Gap("F11: an in-place write to a view of another local after a break: the "
+                             "continuation runs natively", r"in-place write to L\['v'\], which shares memory"),
+    "iterator_live_across_break": Gap("F12: an iterator live across a break: the continuation runs natively",
+                                      r"value of type (tuple|list)_iterator"),
+    "errstate_around_break": Gap("F13: a break inside `with np.errstate(...)`: the rest of the frame runs "
+                                 "natively", r"cannot be resumed after (BEFORE_WITH|SETUP_WITH)"),
+    "generator_live_across_break": Gap("F14: a generator live across a break: whole frame native",
+                                       r"a live generator"),
+    "break_after_closed_with": Gap("F15: 3.12+, a break after a closed with block is taken for a break in a "
+                                   "loop", r"graph break inside a loop", ((3, 12), (3, 13))),
+    "break_after_try_except": Gap("F15: 3.12+, a break after a try/except is taken for a break in a loop",
+                                  r"graph break inside a loop", ((3, 12), (3, 13))),
     "break_inside_finally": Gap("F9: 3.8, a break in a finally block reached normally: the continuation cannot "
                                 "be built (END_FINALLY stack underflow)", r"stack underflow .*END_FINALLY",
                                 ((3, 8),)),

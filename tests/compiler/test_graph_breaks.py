@@ -249,7 +249,8 @@ def _assert_code_objects_disassemble(prog: bp.Program, compiled: Any, listed: Li
         assert out.getvalue().strip()
     if not prog.loop:
         names = [code.co_name for _, code in listed] + [label for label, _ in listed]
-        reasons = [e.fallback_reason for e in compiler.events()]
+        reasons = [e.fallback_reason for e in compiler.events()] + [r for e in compiler.events()
+                                                                    for r in e.break_reasons]
         assert any("__resume_at_" in n for n in names), f"{prog.name}: no continuation listed: {names} {reasons}"
     dumped = compiler.debug.dump(compiled)
     assert isinstance(dumped, str)
