@@ -9,6 +9,7 @@ per-instruction stack-effect check.
 from __future__ import annotations
 
 import os
+from typing import Any, Callable, Optional
 
 # Cache entries per code object; on the next miss the frame runs natively
 # from then on, with a warning naming the failing guard.
@@ -31,6 +32,12 @@ max_inline_depth: int = 48
 # instruction run natively, a continuation compiled for the rest); False makes
 # the whole frame run natively instead, as before graph breaks existed.
 graph_breaks: bool = os.environ.get("TRACEMATRIX_NO_BREAKS", "") in ("", "0")
+
+# Testing hook: a function (code, instruction index) -> bool; where it answers True,
+# the compiled frame's own trace (not an inlined callee's, not a continuation's)
+# treats that instruction as unsupported.  The project's tests use it to break
+# every frame at every instruction and compare with the plain function.
+force_break: Optional[Callable[[Any, int], bool]] = None
 
 # Log channels switched on (names as in compiler.logs.CHANNELS).
 logs: str = os.environ.get("TRACEMATRIX_LOGS", "")

@@ -33,10 +33,22 @@ class OutputCodegen:
         self.tx = tx
         self.ns = ns
         self.outputs: List[Node] = []
-        self._cells: Dict[int, str] = {}
+        self._cells: Dict[int, str] = {}   # id(tracker) -> the name its object got
+        self._keep: List[Any] = []           # keeps those trackers alive, so ids stay unique
 
     def const(self, obj: Any) -> str:
         return self.ns.const(obj)
+
+    def shared(self, var, build: Callable[[], str]) -> str:
+        """A mutable object made by the traced code, rebuilt once and shared: the second
+        place that needs it (a local and a bound method on the stack, two list items)
+        gets the same object, as in the plain function."""
+        name = self._cells.get(id(var))
+        if name is not None:
+            return name
+        name = self._cells[id(var)] = f"_v{len(self._cells)}"
+        self._keep.append(var)
+        return f"({name} := {build()})"
 
     def cell_object(self, cell) -> str:
         """An expression for the real cell object behind a CellVariable: the frame's closure
@@ -50,6 +62,7 @@ class OutputCodegen:
         if name is not None:
             return name
         name = self._cells[id(cell)] = f"_cell{len(self._cells)}"
+        self._keep.append(cell)
         contents = cell.contents.reconstruct(self) if cell.contents is not None else ""
         return f"({name} := {self.const(types.CellType)}({contents}))"
 

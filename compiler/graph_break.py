@@ -38,6 +38,11 @@ _CALL_OPNAMES = frozenset({"CALL", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_FU
                            "CALL_METHOD", "CALL_KW"})
 
 
+# Instructions that may leave a NULL on the stack (a continuation cannot take one as an
+# argument): the rest of the frame runs natively after a break at one of them.
+_MAY_PUSH_NULL = frozenset({"PUSH_NULL", "LOAD_METHOD", "LOAD_FAST_AND_CLEAR", "BEGIN_FINALLY"})
+
+
 @dataclass
 class Exit:
     branch: int
@@ -101,8 +106,8 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
     None where it cannot be known without knowing what the instruction pushes."""
-    if inst.opname == "LOAD_METHOD" or inst.is_method or inst.push_null:
-        return None   # pushes a NULL or a [method, self] pair, depending on the object
+    if inst.opname in _MAY_PUSH_NULL or inst.is_method or inst.push_null:
+        return None   # pushes a NULL (or a [method, self] pair, depending on the object)
     depth = len(nulls)
     after = depth + sum(_effect(table, p, False) for p in prefix) + _effect(table, inst, jump)
     if after < 0:
@@ -188,10 +193,12 @@ def plan(tx, error: Unsupported) -> BreakPlan:
         return result
     if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional:
         return result   # nothing follows the instruction in this frame: the stub finishes it
-    if spec.block_setup or inst.opname in ("BEFORE_WITH", "BEFORE_ASYNC_WITH", "FOR_ITER", "SEND"):
+    if spec.block_setup or inst.opname in ("BEFORE_WITH", "BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or \
+            inst.opname in prefix_names or inst.opname in table.fact("block_stack_ops"):
         result.native_rest = (f"the frame cannot be resumed after {inst.opname} (it starts a block or "
                               "loop the tracer did not see): the rest of the frame runs natively")
         return result
+    after = _bound_after(inst, bound, tx.code.co_cellvars)
     paths = [(False, index + 1)]
     if spec.conditional and spec.jump is not None:
         paths.append((True, position[id(inst.target)]))
@@ -202,8 +209,21 @@ def plan(tx, error: Unsupported) -> BreakPlan:
                                   "the frame runs natively")
             result.exits = []
             return result
-        result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, bound)))
+        result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, after)))
     return result
+
+
+def _bound_after(inst: Instruction, bound: Sequence[str], cellvars: Sequence[str]) -> List[str]:
+    """The locals holding a value once the breaking instruction ran natively: it may store
+    one (a break at STORE_FAST) or clear one."""
+    if dis.opmap.get(inst.opname) not in dis.haslocal or inst.argval in cellvars:
+        return list(bound)
+    name = inst.argval
+    if inst.opname.startswith("STORE"):
+        return list(bound) + ([name] if name not in bound else [])
+    if inst.opname.startswith("DELETE") or inst.opname.endswith("AND_CLEAR"):
+        return [n for n in bound if n != name]
+    return list(bound)
 
 
 # -- building -------------------------------------------------------------------

@@ -415,6 +415,10 @@ class InstructionTranslator(InstructionTranslatorBase):
     def step(self) -> None:
         if self.ip == self.break_at:
             raise BreakReached()
+        forced = config.force_break
+        if forced is not None and self.break_at is None and forced(self.code, self.ip):
+            self.current = self.instructions[self.ip]
+            raise self.unsupported(f"forced graph break at instruction {self.ip} (config.force_break)")
         super().step()
 
     def break_index(self) -> Optional[int]:

@@ -130,6 +130,7 @@ TABLE = _BASE.derive(
         # depends on the code object, not on the version.
         "frame_prologue": ("RESUME",),
         "call_prefix": ("KW_NAMES", "PRECALL"),
+        "block_stack_ops": (),
         # dis.stack_effect says 0; the generator resumes with the sent value pushed.
         "stack_effect_overrides": {"RETURN_GENERATOR": 1},
         "code_fields": (

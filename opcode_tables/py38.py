@@ -63,6 +63,10 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     Opnames that belong to the CALL after them without touching the stack
     (3.11: KW_NAMES and PRECALL; 3.12: KW_NAMES): code that resumes at a
     call must start at them, or the call loses its keyword names.
+``block_stack_ops``
+    Opnames that pop or re-push 3.8-3.10 block-stack entries (besides the
+    SETUP_* rows, marked block_setup): code resumed after one of them cannot
+    know the blocks left; () from 3.11 (no block stack).
 ``code_fields``
     The keyword arguments ``CodeType.replace()`` accepts.
 ``stack_effect_overrides``
@@ -292,6 +296,8 @@ TABLE = VersionTable(
         "deref_index": "cells_then_frees",
         "frame_prologue": (),
         "call_prefix": (),
+        "block_stack_ops": ("POP_BLOCK", "POP_EXCEPT", "BEGIN_FINALLY", "CALL_FINALLY", "POP_FINALLY",
+                            "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH"),
         "code_fields": _CODE_FIELDS_38,
         "stack_effect_overrides": {},
     },

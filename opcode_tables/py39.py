@@ -39,6 +39,7 @@ TABLE = py38.TABLE.derive(
         "BUILD_TUPLE_UNPACK_WITH_CALL", "BUILD_MAP_UNPACK_WITH_CALL",
     ],
     facts={
+        "block_stack_ops": ("POP_BLOCK", "POP_EXCEPT", "RERAISE"),
         "cmp_op": ("<", "<=", "==", "!=", ">", ">="),
     },
 )

@@ -112,8 +112,7 @@ class BaseListVariable(_MethodsByName, VariableTracker):
     def reconstruct(self, cg) -> str:
         if self.source is not None:
             return cg.source_expr(self.source)
-        parts = [item.reconstruct(cg) for item in self.items]
-        return self._reconstruct_items(cg, parts)
+        return cg.shared(self, lambda: self._reconstruct_items(cg, [item.reconstruct(cg) for item in self.items]))
 
     def _reconstruct_items(self, cg, parts: List[str]) -> str:
         raise NotImplementedError
@@ -375,6 +374,9 @@ class DictVariable(_MethodsByName, VariableTracker):
     def reconstruct(self, cg) -> str:
         if self.source is not None:
             return cg.source_expr(self.source)
+        return cg.shared(self, lambda: self._rebuild(cg))
+
+    def _rebuild(self, cg) -> str:
         body = "{" + ", ".join(f"{_key_expr(cg, k)}: {v.reconstruct(cg)}" for k, v in self.items.items()) + "}"
         if self.cls is dict:
             return body
@@ -478,8 +480,8 @@ class SetVariable(_MethodsByName, VariableTracker):
         if self.cls is frozenset:
             return cg.const(frozenset(self.values))
         if not self.values:
-            return "set()"
-        return "{" + ", ".join(_key_expr(cg, v) for v in self.values) + "}"
+            return cg.shared(self, lambda: "set()")
+        return cg.shared(self, lambda: "{" + ", ".join(_key_expr(cg, v) for v in self.values) + "}")
 
 
 class SliceVariable(VariableTracker):

@@ -323,8 +323,10 @@ class TracedObjectVariable(VariableTracker):
         return super().call(tx, args, kwargs)
 
     def reconstruct(self, cg) -> str:
-        attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
-        return f"{cg.const(_make_object)}({self.cls_var.reconstruct(cg)}, {attrs})"
+        def build() -> str:
+            attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
+            return f"{cg.const(_make_object)}({self.cls_var.reconstruct(cg)}, {attrs})"
+        return cg.shared(self, build)
 
 
 def _make_object(cls: type, attrs: dict) -> Any:
