@@ -1129,6 +1129,90 @@ def break_after_try_except(x, log):
     return z * 2.0
 
 
+# --- the native instruction sees every side effect traced before it ---------------------------------
+
+@compiler.disable
+def observe(*values: Any) -> Any:
+    """A native call that records what it sees (lengths, global state, array contents)."""
+    seen = []
+    for v in values:
+        if isinstance(v, np.ndarray):
+            seen.append(("array", v.tolist()))
+        elif isinstance(v, (list, dict)):
+            seen.append(("len", len(v)))
+        elif isinstance(v, Accumulator):
+            seen.append(("acc", len(v.items), v.scale))
+        else:
+            seen.append(("value", v))
+    TRACE.append(("observed", seen, COUNTER, dict(REGISTRY)))
+    return len(seen)
+
+
+def two_d_with_acc() -> List[Call]:
+    return [Call((arr(*v), [], Accumulator())) for v in VARIANTS_2D]
+
+
+@program(two_d_with_acc, ["observe", "disable"], "side_effects")
+def native_call_sees_prior_effects(x, log, acc):
+    global COUNTER
+    log.append(x.shape)
+    COUNTER += 3
+    REGISTRY["before"] = "yes"
+    acc.scale = 7.0
+    acc.add("one")
+    x[0, 0] = 42.0
+    x += 1.0
+    n = observe(x, log, acc)  # BREAK
+    x[1, 1] = -1.0
+    observe(x)  # BREAK
+    return x * n
+
+
+@program(array_and_log, ["observe", "disable"], "side_effects")
+def array_in_new_list_mutated_after_break(x, log):
+    y = x * 2.0
+    holder = [y]
+    observe(holder)  # BREAK
+    y += 1.0
+    log.append(holder[0] is y)
+    return holder[0], y
+
+
+@program(one_array, ["opaque_raises", "disable"], "with", numpy_both_sides=False)
+def native_raise_inside_with(x):
+    y = x * 2.0
+    with Recorder("sees the error"):
+        y = opaque_raises(y)  # BREAK
+    return y
+
+
+@program(one_array, ["opaque_raises", "disable"], "with", numpy_both_sides=False)
+def native_raise_suppressed_by_with(x):
+    y = x * 2.0
+    with Recorder("suppresses", suppress=True):
+        y = opaque_raises(y)  # BREAK
+    return y + 1.0
+
+
+@program(array_and_log, ["opaque", "disable"], "methods")
+def append_of_native_result(x, log):
+    y = x * 2.0
+    log.append(opaque(y))  # BREAK
+    return y + 1.0
+
+
+def index_calls() -> List[Call]:
+    return [Call((arr((4,), 1.0, i), np.array([0, 2 + i]), [])) for i in range(3)]
+
+
+@program(index_calls, ["opaque", "disable"], "exception")
+def runtime_error_in_continuation_graph(x, idx, log):
+    log.append("before break")
+    y = opaque(x * 2.0)  # BREAK
+    log.append("after break")
+    return y[idx] + 1.0
+
+
 def make_counter_closure():
     count = 0
     seen = []
@@ -1185,6 +1269,9 @@ KNOWN_GAPS: Dict[str, Gap] = {
                                    "loop", r"graph break inside a loop", ((3, 12), (3, 13))),
     "break_after_try_except": Gap("F15: 3.12+, a break after a try/except is taken for a break in a loop",
                                   r"graph break inside a loop", ((3, 12), (3, 13))),
+    "append_of_native_result": Gap("F16: a break inside the arguments of a list/dict method call "
+                                   "(`log.append(opaque(y))`): whole frame native", r"_BoundHelper"),
+    "array_in_new_list_mutated_after_break": Gap("F16: the same, `log.append(a is b)`", r"_BoundHelper"),
     "break_inside_finally": Gap("F9: 3.8, a break in a finally block reached normally: the continuation cannot "
                                 "be built (END_FINALLY stack underflow)", r"stack underflow .*END_FINALLY",
                                 ((3, 8),)),

@@ -337,3 +337,13 @@ def test_checker_notices_differences(impostor: Any):
     calls = bp.program_by_name("side_effects_in_order").calls()[:1]
     with pytest.raises(AssertionError):
         bp.compare_runs(bp.side_effects_in_order, impostor, calls, "impostor")
+
+
+# --- guards of continuations: globals rebound between calls ------------------------------------------
+
+def test_global_rebound_between_calls_reaches_the_continuation(monkeypatch):
+    compiled = compiler.compile(bp.reads_global_after_break)
+    calls = bp.one_array()[:2]
+    for scale in (2.0, 5.0, -1.0):
+        monkeypatch.setattr(bp, "SCALE", scale)
+        bp.compare_runs(bp.reads_global_after_break, compiled, calls, f"SCALE={scale}")
