@@ -1017,6 +1017,16 @@ def list_comprehension_with_break(x):
 
 # --- identity and aliasing of values that live across a break -------------------------------------
 
+@program(array_and_log, ["opaque", "disable"], "aliasing")
+def aliased_lists_stay_one_object(x, log):
+    a = [x * 2.0]
+    b = a
+    log.append(a)
+    y = opaque(x)  # BREAK
+    b.append(y + 1.0)
+    return a is b, len(a), log[0] is a, a
+
+
 @program(one_array, ["opaque", "disable"], "aliasing")
 def view_stays_a_view(x):
     v = x[1:]
