@@ -41,6 +41,10 @@ _CALL_OPNAMES = frozenset({"CALL", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_FU
 # Instructions that may leave a NULL on the stack (a continuation cannot take one as an
 # argument): the rest of the frame runs natively after a break at one of them.
 _MAY_PUSH_NULL = frozenset({"PUSH_NULL", "LOAD_METHOD", "LOAD_FAST_AND_CLEAR", "BEGIN_FINALLY"})
+# Instructions that reorder or duplicate slots (the layout model assumes the slots under an
+# instruction's operands stay where they are).
+_PERMUTES_STACK = frozenset({"SWAP", "COPY", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N", "DUP_TOP",
+                             "DUP_TOP_TWO"})
 
 
 @dataclass
@@ -106,8 +110,8 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
     None where it cannot be known without knowing what the instruction pushes."""
-    if inst.opname in _MAY_PUSH_NULL or inst.is_method or inst.push_null:
-        return None   # pushes a NULL (or a [method, self] pair, depending on the object)
+    if inst.opname in _MAY_PUSH_NULL or inst.opname in _PERMUTES_STACK or inst.is_method or inst.push_null:
+        return None   # pushes a NULL (or a [method, self] pair), or moves slots (NULLs included)
     depth = len(nulls)
     after = depth + sum(_effect(table, p, False) for p in prefix) + _effect(table, inst, jump)
     if after < 0:
@@ -198,7 +202,7 @@ def plan(tx, error: Unsupported) -> BreakPlan:
         result.native_rest = (f"the frame cannot be resumed after {inst.opname} (it starts a block or "
                               "loop the tracer did not see): the rest of the frame runs natively")
         return result
-    after = _bound_after(inst, bound, tx.code.co_cellvars)
+    after = _bound_after(inst, bound, tx.code.co_cellvars, nulls)
     paths = [(False, index + 1)]
     if spec.conditional and spec.jump is not None:
         paths.append((True, position[id(inst.target)]))
@@ -213,12 +217,16 @@ def plan(tx, error: Unsupported) -> BreakPlan:
     return result
 
 
-def _bound_after(inst: Instruction, bound: Sequence[str], cellvars: Sequence[str]) -> List[str]:
+def _bound_after(inst: Instruction, bound: Sequence[str], cellvars: Sequence[str],
+                 nulls: Tuple[bool, ...]) -> List[str]:
     """The locals holding a value once the breaking instruction ran natively: it may store
-    one (a break at STORE_FAST) or clear one."""
+    one (a break at STORE_FAST; storing a NULL, as a 3.12+ comprehension restoring an unbound
+    name does, unbinds it) or clear one."""
     if dis.opmap.get(inst.opname) not in dis.haslocal or inst.argval in cellvars:
         return list(bound)
     name = inst.argval
+    if inst.opname.startswith("STORE") and nulls and nulls[-1]:
+        return [n for n in bound if n != name]
     if inst.opname.startswith("STORE"):
         return list(bound) + ([name] if name not in bound else [])
     if inst.opname.startswith("DELETE") or inst.opname.endswith("AND_CLEAR"):
@@ -334,7 +342,8 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
     """The entry's last lines: call the stub, then the continuation of the exit it reached."""
     lines = []
     spec = table.opcodes[p.inst.opname]
-    if spec.conditional and spec.jump is not None and "TO_BOOL" in table and p.exits:
+    truth_test = p.inst.opname.endswith(("IF_TRUE", "IF_FALSE"))  # not IF_NONE / IF_NOT_NONE
+    if truth_test and spec.conditional and spec.jump is not None and "TO_BOOL" in table and p.exits:
         # Where conditional jumps take exact bools, the compare before this one converted its
         # result natively (the trace kept the NumPy bool); converted after the side effects,
         # so that an ambiguous array truth raises where the plain function raises.

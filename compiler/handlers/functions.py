@@ -48,7 +48,12 @@ def make_function(tx, inst):
 
 @handler("SET_FUNCTION_ATTRIBUTE")
 def set_function_attribute(tx, inst):
-    fn = tx.pop()
+    fn = tx.peek()
+    if not isinstance(fn, NestedFunctionVariable):
+        # A function object made natively (e.g. before a graph break): the attribute must
+        # really be set on it.
+        raise tx.unsupported(f"setting an attribute of {fn.describe()}, made outside the trace")
+    tx.pop()
     value = tx.pop()
     attr_flags = tx.table.fact("function_attr_flags")
     name = attr_flags[(inst.arg or 0).bit_length() - 1]

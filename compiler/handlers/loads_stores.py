@@ -141,20 +141,32 @@ def load_closure(tx, inst):
 
 # -- attributes -------------------------------------------------------------
 
+def _method(tx, obj, name: str):
+    """A method load: where the tracer cannot model the method, a C method of an outside
+    object is still loaded (the graph breaks at its call, not here)."""
+    try:
+        return obj.getattr(tx, name)
+    except Unsupported:
+        from ..variables.user_objects import native_method
+        method = native_method(obj, name)
+        if method is None:
+            raise
+        return method
+
+
 @handler("LOAD_ATTR")
 def load_attr(tx, inst):
     obj = tx.pop()
-    value = obj.getattr(tx, inst.argval)
     if inst.is_method:
-        push_with_null(tx, value)
+        push_with_null(tx, _method(tx, obj, inst.argval))
     else:
-        tx.push(value)
+        tx.push(obj.getattr(tx, inst.argval))
 
 
 @handler("LOAD_METHOD")
 def load_method(tx, inst):
     obj = tx.pop()
-    push_with_null(tx, obj.getattr(tx, inst.argval))
+    push_with_null(tx, _method(tx, obj, inst.argval))
 
 
 @handler("STORE_ATTR")

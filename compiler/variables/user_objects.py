@@ -245,6 +245,44 @@ class UserObjectVariable(VariableTracker):
         return super().call(tx, args, kwargs)
 
 
+_C_METHOD_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinFunctionType)
+
+
+def native_method(obj: VariableTracker, name: str) -> Optional[VariableTracker]:
+    """``obj.name`` for a method the tracer cannot model, implemented in C on the type of an
+    object that came from outside (``buf.write``, ``h.hexdigest``): loading it is a plain
+    type lookup with no user code, so it is kept as a value and the graph breaks at the
+    call instead (the bound method is rebuilt for the native call).  None where looking
+    the method up could run user code."""
+    value = getattr(obj, "value", None)
+    if not isinstance(obj, UserObjectVariable) or obj.source is None:
+        return None
+    cls = type(value)
+    if cls.__getattribute__ is not object.__getattribute__ or _class_lookup(cls, "__getattr__") is not _MISSING:
+        return None
+    if not isinstance(_class_lookup(cls, name), _C_METHOD_TYPES):
+        return None
+    if name in (getattr(value, "__dict__", None) or {}):
+        return None
+    return NativeMethodVariable(obj, name)
+
+
+class NativeMethodVariable(VariableTracker):
+    def __init__(self, obj: VariableTracker, name: str) -> None:
+        super().__init__(None)
+        self.obj = obj
+        self.name = name
+
+    def describe(self) -> str:
+        return f"method {type(self.obj.value).__qualname__}.{self.name}"
+
+    def call(self, tx, args, kwargs) -> VariableTracker:
+        raise Unsupported(f"call to {self.describe()} (implemented in C; not modelled)")
+
+    def reconstruct(self, cg) -> str:
+        return f"{self.obj.reconstruct(cg)}.{self.name}"
+
+
 class OpaqueCallableVariable(VariableTracker):
     """A callable the tracer will not enter: calling it is Unsupported (a future graph break)."""
 
