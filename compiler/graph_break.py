@@ -85,12 +85,21 @@ def _to_original(tx, index: int) -> Tuple[types.CodeType, str, int]:
     return origin.code, origin.qualname, mapped
 
 
-def in_loop(instructions: Sequence[Instruction], index: int) -> Optional[Instruction]:
-    """The backward jump of an enclosing loop, if the instruction at ``index`` is inside one."""
+def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: int) -> Optional[Instruction]:
+    """The backward jump of a loop the instruction at ``index`` is on, if any: a jump back to
+    at or before ``index`` that ``index`` can reach, from a target that reaches ``index``
+    (3.12+ places exception cleanup after the code and jumps back from it: not a loop)."""
+    from opcode_tables.liveness import reachable
     position = {id(inst): i for i, inst in enumerate(instructions)}
+    ahead = None
     for j in range(index, len(instructions)):
         target = instructions[j].target
-        if target is not None and position.get(id(target), j + 1) <= index:
+        t = position.get(id(target), j + 1) if target is not None else j + 1
+        if t > index:
+            continue
+        if ahead is None:
+            ahead = reachable(code, index)
+        if j in ahead and index in reachable(code, t):
             return instructions[j]
     return None
 
@@ -189,7 +198,7 @@ def plan(tx, error: Unsupported) -> BreakPlan:
                        stack_nulls=nulls, live=_live(code, entry, bound), blocks=tuple(blocks))
 
     spec = table.opcodes[inst.opname]
-    loop = in_loop(instructions, index)
+    loop = in_loop(code, instructions, index)
     if loop is not None:
         line = f"line {loop.line}" if loop.line is not None else "its loop"
         result.native_rest = (f"graph break inside a loop (closed at {line}): the rest of the frame "

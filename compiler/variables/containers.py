@@ -41,7 +41,8 @@ class _MethodsByName:
 
     def getattr(self, tx, name: str) -> VariableTracker:
         if name in self.METHODS:
-            return _BoundHelper(lambda *args, **kwargs: self.call_method(tx, name, list(args), kwargs))
+            return _BoundHelper(lambda *args, **kwargs: self.call_method(tx, name, list(args), kwargs),
+                                owner=self, name=name)
         raise Unsupported(f"attribute {name!r} of {self.describe()}")
 
 
@@ -240,12 +241,20 @@ class NamedTupleVariable(TupleVariable):
 class _BoundHelper(VariableTracker):
     """A method of a tracked container implemented by a Python callable over trackers."""
 
-    def __init__(self, fn) -> None:
+    def __init__(self, fn, owner: Optional[VariableTracker] = None, name: str = "") -> None:
         super().__init__(None)
         self.fn = fn
+        self.owner = owner
+        self.name = name
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         return self.fn(*args, **kwargs)
+
+    def reconstruct(self, cg) -> str:
+        if self.owner is None:
+            return super().reconstruct(cg)
+        # At a graph break inside the call's arguments: the real container's bound method.
+        return f"{self.owner.reconstruct(cg)}.{self.name}"
 
 
 class DictVariable(_MethodsByName, VariableTracker):
