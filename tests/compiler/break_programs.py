@@ -1257,18 +1257,15 @@ class Gap:
 
 
 KNOWN_GAPS: Dict[str, Gap] = {
-    "digest_between": Gap("F2: a break at a method call on a native object: the rest of the frame runs natively",
-                          r"value of type method_descriptor|stack after LOAD_(ATTR|METHOD) cannot be described"),
-    "stringio_between": Gap("F2: a break at a method call on a native object: the rest of the frame runs natively",
-                            r"value of type method_descriptor|stack after LOAD_(ATTR|METHOD) cannot be described"),
     "with_exception_after_break": Gap("F4: an exception suppressed by __exit__ after a break: the continuation "
                                       "runs natively", r"with block left by an exception"),
     "break_inside_except_handler": Gap("F7: a break inside an except handler: whole frame native",
                                        r"inside an except or finally handler"),
     "lambda_breaks_inside": Gap("F8: a lambda whose body breaks: the caller's reason names the lambda's line, "
                                 "not the call", r"lambda_breaks_inside: no break reason at "),
-    "view_stays_a_view": Gap("F11: an in-place write to a view of another local after a break: the "
-                             "continuation runs natively", r"in-place write to L\['v'\], which shares memory"),
+    "view_stays_a_view": Gap("F11: an in-place write after a break to a value that shares memory with another "
+                             "local or stack value: the continuation runs natively",
+                             r"in-place write to L\['\w+'\], which shares memory with"),
     "iterator_live_across_break": Gap("F12: an iterator live across a break: the continuation runs natively",
                                       r"value of type (tuple|list)_iterator"),
     "errstate_around_break": Gap("F13: a break inside `with np.errstate(...)`: the rest of the frame runs "
