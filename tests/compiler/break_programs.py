@@ -1272,13 +1272,6 @@ KNOWN_GAPS: Dict[str, Gap] = {
                                  "natively", r"cannot be resumed after (BEFORE_WITH|SETUP_WITH)"),
     "generator_live_across_break": Gap("F14: a generator live across a break: whole frame native",
                                        r"a live generator"),
-    "break_after_closed_with": Gap("F15: 3.12+, a break after a closed with block is taken for a break in a "
-                                   "loop", r"graph break inside a loop", ((3, 12), (3, 13))),
-    "break_after_try_except": Gap("F15: 3.12+, a break after a try/except is taken for a break in a loop",
-                                  r"graph break inside a loop", ((3, 12), (3, 13))),
-    "append_of_native_result": Gap("F16: a break inside the arguments of a list/dict method call "
-                                   "(`log.append(opaque(y))`): whole frame native", r"_BoundHelper"),
-    "array_in_new_list_mutated_after_break": Gap("F16: the same, `log.append(a is b)`", r"_BoundHelper"),
     "break_inside_finally": Gap("F9: 3.8, a break in a finally block reached normally: the continuation cannot "
                                 "be built (END_FINALLY stack underflow)", r"stack underflow .*END_FINALLY",
                                 ((3, 8),)),

@@ -153,8 +153,6 @@ def _check(source: str, breaks: bool, looped: bool, backend: str, seed: int) -> 
         return  # a break in a loop may leave the rest of the frame native, when a reason says so
     assert all(e.fallback_reason is None for e in frames), (
         f"whole-frame fallback ({[e.fallback_reason for e in frames]}) of:\n{source}")
-    if _known_gap_stated(compiler.events(), "break_after_closed_with"):
-        return  # F15: the values were compared above; no continuation is made on this interpreter yet
     resumes = [e for e in compiler.events() if "__resume_at_" in e.frame_name]
     # F11 (declared): an in-place write to a continuation input that aliases another one runs natively.
     assert all(e.fallback_reason is None or _known_gap_stated([e], "view_stays_a_view") for e in resumes), (
