@@ -1223,6 +1223,30 @@ def runtime_error_in_continuation_graph(x, idx, log):
     return y[idx] + 1.0
 
 
+@compiler.disable
+def opaque_pack(*values: Any, **options: Any) -> Any:
+    """A native call taking star-arguments."""
+    return values, sorted(options)
+
+
+@program(one_array, ["opaque", "disable"], "kwargs")
+def star_call_to_native(x):
+    parts = [x * 2.0, x + 1.0]
+    packed, names = opaque_pack(*parts, k=1, **{"z": 2})  # BREAK
+    a, *rest = opaque([x * 3.0, 1, 2])  # BREAK
+    return packed[0] + a, rest, names
+
+
+@program(array_and_log, ["opaque", "disable"], "try")
+def return_in_try_finally_after_break(x, log):
+    try:
+        log.append("try")
+        return opaque(x * 2.0) + 1.0  # BREAK
+    finally:
+        log.append("finally")
+        x[0] = 99.0
+
+
 def make_counter_closure():
     count = 0
     seen = []

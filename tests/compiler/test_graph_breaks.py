@@ -347,3 +347,24 @@ def test_global_rebound_between_calls_reaches_the_continuation(monkeypatch):
     for scale in (2.0, 5.0, -1.0):
         monkeypatch.setattr(bp, "SCALE", scale)
         bp.compare_runs(bp.reads_global_after_break, compiled, calls, f"SCALE={scale}")
+
+
+def test_compiled_function_used_as_a_method():
+    class Holder:
+        def __init__(self) -> None:
+            self.k = 2.0
+
+        def step(self, x):
+            self.k += 1.0
+            y = bp.opaque(x * self.k)
+            self.k *= 2.0
+            return y + self.k
+
+    Holder.compiled_step = compiler.compile(Holder.step)
+    plain, compiled = Holder(), Holder()
+    for call in bp.one_array():
+        x = call.args[0]
+        bp.assert_same_outcome(bp.run_once(plain.step, call), bp.run_once(compiled.compiled_step, call),
+                               f"method on {x.shape}")
+    assert plain.k == compiled.k
+    assert bp.top_event(compiler.events(), Holder.step).graph_break_count >= 1
