@@ -387,3 +387,49 @@ def test_compiled_function_used_as_a_method():
                                f"method on {x.shape}")
     assert plain.k == compiled.k
     assert bp.top_event(compiler.events(), Holder.step).graph_break_count >= 1
+
+
+# --- big frames: EXTENDED_ARG in continuations (many locals and constants, long jumps, deep blocks) -------
+
+def _source_many_locals() -> str:
+    lines = ["def big(x):"] + [f"    a{i} = x * {i}.5" for i in range(300)] + ["    y = opaque(x)", "    s = y"]
+    return "\n".join(lines + [f"    s = s + a{i}" for i in range(0, 300, 7)] + ["    return s, a299"])
+
+
+def _source_long_jumps() -> str:
+    lines = ["def big(x):", "    acc = opaque(x * 2.0)"]
+    for i in range(120):
+        lines += [f"    if len(x) > {i % 5}:", f"        acc = acc + {i}.0", "    else:", f"        acc = acc - {i}.0"]
+    return "\n".join(lines + ["    return acc"])
+
+
+def _source_many_breaks() -> str:
+    return "\n".join(["def big(x):", "    y = x * 1.0"] + [f"    y = opaque(y) + {i}.0" for i in range(10)]
+                     + ["    return y"])
+
+
+def _source_deep_blocks() -> str:
+    lines, indent = ["def big(x):", "    y = x * 2.0"], "    "
+    for depth in range(8):  # with, try, with, try, ...: a deep block stack / exception table at the break
+        lines.append(f"{indent}with Recorder('{depth}'):" if depth % 2 == 0 else f"{indent}try:")
+        indent += "    "
+    lines += [f"{indent}y = opaque(y) + 1.0", f"{indent}TRACE.append('deep')"]
+    for depth in reversed(range(8)):
+        indent = indent[:-4]
+        if depth % 2:
+            lines += [f"{indent}finally:", f"{indent}    TRACE.append(('finally', {depth}))"]
+    return "\n".join(lines + ["    return y * 3.0"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("source", [_source_many_locals, _source_long_jumps, _source_many_breaks, _source_deep_blocks],
+                         ids=lambda f: f.__name__[len("_source_"):])
+def test_big_frames_break_and_resume(source: Any, backend: str):
+    scopes = [{"np": np, "opaque": bp.opaque, "Recorder": bp.Recorder, "TRACE": bp.TRACE} for _ in range(2)]
+    for scope in scopes:
+        exec(compile(source(), f"<big frame {source.__name__}>", "exec"), scope)
+    plain, to_compile = scopes[0]["big"], scopes[1]["big"]
+    bp.compare_runs(plain, compiler.compile(to_compile, backend=backend), bp.one_array()[:3], source.__name__)
+    events = compiler.events()
+    assert all(e.fallback_reason is None for e in events), [e.fallback_reason for e in events]
+    assert bp.continuation_events(events)
