@@ -10,6 +10,7 @@ from typing import Any, Callable, Optional
 from . import cache as cache_mod
 from . import config, events, trace_rules
 from .entry_codegen import MISS
+from .sources import local_param_name
 
 
 def _check_function(fn: Any, what: str = "compile") -> None:
@@ -85,6 +86,8 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
     closure = fn.__closure__
     signature_for = [None, None]  # (defaults seen, signature): recomputed if defaults change
     names = cache_mod.param_names(code)
+    # inspect.signature calls a comprehension's hidden ".0" argument "implicit0".
+    bound_names = ["implicit" + n[1:] if n[:1] == "." and n[1:].isdigit() else n for n in names]
     limit = options.get("cache_limit")
     debug = options.get("debug_checks")
 
@@ -99,7 +102,7 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
         except TypeError:
             return fn(*args, **kwargs)  # raises exactly what the plain function raises
         bound.apply_defaults()
-        values = [bound.arguments[n] for n in names]
+        values = [bound.arguments[n] for n in bound_names]
         for entry in entries:
             result = entry(closure, *values)
             if result is not MISS:
@@ -137,16 +140,17 @@ def _positional_wrapper(fn: types.FunctionType, entries: list, closure, slow_pat
     names = list(code.co_varnames[:code.co_argcount])
     defaults = fn.__defaults__ or ()
     first_default = len(names) - len(defaults)
-    params = [f"L_{n}" if i < first_default else f"L_{n}=_UNSET" for i, n in enumerate(names)]
+    p = local_param_name
+    params = [p(n) if i < first_default else f"{p(n)}=_UNSET" for i, n in enumerate(names)]
     if code.co_posonlyargcount:
         params.insert(code.co_posonlyargcount, "/")
-    args = ", ".join(f"L_{n}" for n in names)
+    args = ", ".join(p(n) for n in names)
     prologue = ""
     if defaults:
         # Defaults are filled in here; if fn.__defaults__ is replaced later, the generic path
         # binds the call again with the new ones.
         prologue = f"    if _fn.__defaults__ is not _defaults:\n        return _rebind(({args},))\n"
-        prologue += "".join(f"    if L_{n} is _UNSET:\n        L_{n} = _defaults[{i - first_default}]\n"
+        prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _defaults[{i - first_default}]\n"
                             for i, n in enumerate(names) if i >= first_default)
     # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
     src = (f"def _wrapper({', '.join(params)}):\n"

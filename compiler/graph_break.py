@@ -53,6 +53,7 @@ class Exit:
     resume_index: int                 # index into the original code's instructions
     stack_nulls: Tuple[bool, ...]
     live: Tuple[str, ...]
+    blocks: Tuple[Tuple[int, int], ...] = ()   # <=3.10 blocks active on this path
 
 
 @dataclass
@@ -127,7 +128,8 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
         return None
     if inst.opname in _CALL_OPNAMES:
         return nulls[:after - 1] + (False,) if after >= 1 else None
-    if inst.target is not None:  # a conditional jump only pops (or keeps) its condition
+    if inst.target is not None and not table.opcodes[inst.opname].block_setup:
+        # a conditional jump only pops (or keeps) its condition
         return nulls[:after] if after <= depth else None
     kept = min(depth, after) - 1
     if kept >= 0 and nulls[kept]:
@@ -204,16 +206,22 @@ def plan(tx, error: Unsupported) -> BreakPlan:
         result.native_rest = (f"graph break inside a loop (closed at {line}): the rest of the frame "
                               "runs natively from the break")
         return result
-    if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional:
+    if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional and \
+            not spec.block_setup:
         return result   # nothing follows the instruction in this frame: the stub finishes it
-    if spec.block_setup or inst.opname in ("BEFORE_WITH", "BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or \
+    if inst.opname in ("BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or \
             inst.opname in prefix_names or inst.opname in table.fact("block_stack_ops"):
         result.native_rest = (f"the frame cannot be resumed after {inst.opname} (it starts a block or "
                               "loop the tracer did not see): the rest of the frame runs natively")
         return result
     after = _bound_after(inst, bound, tx.code.co_cellvars, nulls)
+    exit_blocks = result.blocks
+    if spec.block_setup:
+        # SETUP_WITH / SETUP_FINALLY run natively push a block at the level of the stack
+        # after the context manager is replaced by its __exit__ (or unchanged).
+        exit_blocks = exit_blocks + ((position[id(inst.target)], len(nulls)),)
     paths = [(False, index + 1)]
-    if spec.conditional and spec.jump is not None:
+    if spec.conditional and spec.jump is not None and not spec.block_setup:
         paths.append((True, position[id(inst.target)]))
     for branch, (jump, resume_index) in enumerate(paths):
         layout = _layout_after(table, prefix, inst, nulls, jump)
@@ -222,7 +230,7 @@ def plan(tx, error: Unsupported) -> BreakPlan:
                                   "the frame runs natively")
             result.exits = []
             return result
-        result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, after)))
+        result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, after), exit_blocks))
     return result
 
 
@@ -251,8 +259,9 @@ def break_reason(p: BreakPlan, error: Unsupported) -> str:
     where = f"{p.code.co_filename}:{p.inst.line if p.inst.line is not None else p.code.co_firstlineno}"
     callee = getattr(error, "inlined_callee", None)
     if callee is not None:
-        text = (f"call to {callee.__qualname__}, which cannot be inlined: {error} "
-                "(it runs as its own frame)")
+        name = getattr(error, "inlined_callee_name", callee.co_name)
+        text = (f"call to {name}, which cannot be inlined: {error} (the call runs natively; a "
+                "function that can be compiled becomes its own frame)")
     else:
         text = error.reason
     reason = f"{text} (at {where})"
@@ -274,9 +283,18 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
         label = f"__break_at_{_offset_label(p.inst, p.index)}"
         qualname = f"{p.qualname}.{label}"
         try:
-            rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
-                                   live=p.live, blocks=p.blocks, name=label, qualname=qualname,
-                                   break_index=p.index, exits=exits, packer=pack)
+            try:
+                rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
+                                       live=p.live, blocks=p.blocks, name=label, qualname=qualname,
+                                       break_index=p.index, exits=exits, packer=pack)
+            except ValueError as e:
+                if not exits:
+                    raise
+                # The paths after the instruction cannot be handed over: finish natively.
+                p.exits = []
+                p.native_rest = f"the frame cannot be resumed after {p.inst.opname} ({e}): the rest " \
+                                "of the frame runs natively"
+                return stub_for(p, f_globals, registry)
             code = _with_cells_as_free(rc.code, p.code)
         except ValueError as e:
             raise Unsupported(f"cannot build the code that runs {p.inst.opname} natively: {e}") from None
@@ -288,7 +306,7 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
 def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: Registry,
                      limit: Optional[int]) -> Continuation:
     from opcode_tables.resume import build_resume_code
-    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, p.blocks, backend.name, id(f_globals))
+    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, backend.name, id(f_globals))
     cont = registry.get(key)
     if cont is None:
         instructions, _ = _instructions(p.code)
@@ -296,7 +314,7 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: 
         qualname = f"{p.qualname}.{label}"
         try:
             rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
-                                   live=e.live, blocks=p.blocks, name=label, qualname=qualname)
+                                   live=e.live, blocks=e.blocks, name=label, qualname=qualname)
             code = _with_cells_as_free(rc.code, p.code)
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
@@ -328,22 +346,39 @@ def stub_arguments(tx, p: BreakPlan, cg, callee: Any) -> List[str]:
     return exprs
 
 
-def _compiled_callee(value, callee, cg) -> Optional[str]:
+def _compiled_callee(value, callee_code, cg) -> Optional[str]:
+    """The callable of the breaking call, compiled, when it is the function whose inlining
+    failed: a function from outside (its compiled wrapper, made once), or one made in the
+    trace (rebuilt, then compiled when the entry runs; its frames share one cache)."""
     from . import trace_rules
-    fn = getattr(value, "fn", None)
-    if callee is None or fn is not callee or not isinstance(fn, types.FunctionType) or \
-            getattr(value, "source", None) is None or trace_rules.is_disabled(fn):
-        return None
-    if fn.__code__.co_flags & 0x2A0:  # generators and coroutines run natively anyway
-        return None
+    from .variables.functions import NestedFunctionVariable, UserFunctionVariable
+    code = getattr(value, "code", None)
+    if callee_code is None or code is not callee_code or code.co_flags & 0x2A0:
+        return None  # generators and coroutines run natively anyway
+    if isinstance(value, UserFunctionVariable):
+        fn = value.fn
+        if value.source is None or trace_rules.is_disabled(fn):
+            return None
+        registry: Registry = cg.registry
+        key = ("callee", fn, cg.backend.name)
+        wrapper = registry.get(key)
+        if wrapper is None:
+            from .api import _make_compiled
+            wrapper = _make_compiled(fn, cg.backend, False, {})
+            registry._items[key] = wrapper
+        return cg.const(wrapper)
+    if isinstance(value, NestedFunctionVariable):
+        from .cache import param_names
+        if not all(name.isidentifier() for name in param_names(code)):
+            # A comprehension (its hidden ".0" iterator argument is not traced): native.
+            return None
+        return f"{cg.const(_compile_at_run_time)}({value.reconstruct(cg)}, {cg.const(cg.backend)})"
+    return None
+
+
+def _compile_at_run_time(fn: types.FunctionType, backend: Any) -> Any:
     from .api import _make_compiled
-    registry: Registry = cg.registry
-    key = ("callee", fn, cg.backend.name)
-    wrapper = registry.get(key)
-    if wrapper is None:
-        wrapper = _make_compiled(fn, cg.backend, False, {})
-        registry._items[key] = wrapper
-    return cg.const(wrapper)
+    return _make_compiled(fn, backend, False, {})
 
 
 def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optional[str],
@@ -352,7 +387,7 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
     lines = []
     spec = table.opcodes[p.inst.opname]
     truth_test = p.inst.opname.endswith(("IF_TRUE", "IF_FALSE"))  # not IF_NONE / IF_NOT_NONE
-    if truth_test and spec.conditional and spec.jump is not None and "TO_BOOL" in table and p.exits:
+    if truth_test and spec.conditional and spec.jump is not None and "TO_BOOL" in table:
         # Where conditional jumps take exact bools, the compare before this one converted its
         # result natively (the trace kept the NumPy bool); converted after the side effects,
         # so that an ambiguous array truth raises where the plain function raises.

@@ -21,8 +21,9 @@ ConstNamer = Callable[[Any], str]
 
 
 def local_param_name(name: str) -> str:
-    """The parameter name the generated entry function uses for local ``name``."""
-    return "L_" + name
+    """The parameter name the generated entry function uses for local ``name`` (a
+    comprehension's hidden argument ".0" becomes L__0)."""
+    return "L_" + (name if name.isidentifier() else name.replace(".", "_"))
 
 
 class Source:

@@ -221,7 +221,8 @@ class InstructionTranslatorBase:
             except Unsupported as e:
                 if self.depth == 0 and getattr(e, "inlined_callee", None) is None:
                     # The compiled frame breaks at this call; the callee becomes its own frame.
-                    e.inlined_callee = getattr(fn, "fn", None)
+                    e.inlined_callee = fn.code
+                    e.inlined_callee_name = getattr(fn, "qualname", None) or fn.code.co_name
                 raise
         from .variables.base import current_serial
         from .variables.containers import IteratorVariable
@@ -380,6 +381,11 @@ inspect_CO_ITERABLE_COROUTINE = 0x100
 inspect_CO_ASYNC_GENERATOR = 0x200
 
 
+# Stack values a continuation carries without modelling them: the bound __exit__ of a with
+# block entered natively (a method of the context manager); calling it breaks the graph.
+_EXIT_METHOD_TYPES = (types.MethodType, types.BuiltinMethodType, type(object().__str__))
+
+
 class InstructionTranslator(InstructionTranslatorBase):
     """Traces the compiled frame, counting ir_count the way Dynamo does."""
 
@@ -403,8 +409,18 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def bind_arguments(self) -> None:
         """Wrap the frame's arguments (installing their guards)."""
+        from .resume import origin_of
+        stack_params = set(origin_of(self.code).resume_code.stack_params) if origin_of(self.code) else set()
         for name, value in self.arg_values.items():
-            self.locals[name] = self.output.wrap(value, LocalSource(name))
+            try:
+                self.locals[name] = self.output.wrap(value, LocalSource(name))
+            except Unsupported:
+                if name not in stack_params or not isinstance(value, _EXIT_METHOD_TYPES):
+                    raise
+                # A stack slot of a continuation the tracer cannot model (a with block's
+                # __exit__, an iterator): carried along untouched; using it breaks the graph.
+                from .variables.resume_prologue import OpaqueValueVariable
+                self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
         # Arguments that are also cells: CPython moves them into their cells at frame start
         # (3.11+ does it with MAKE_CELL, which finds the value in the local slot).
         for name in self.code.co_cellvars:

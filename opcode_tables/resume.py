@@ -348,6 +348,8 @@ def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence
         # so redirecting the target to new code would skip part of the exit.
         raise ValueError("FOR_ITER's exhausted branch cannot be redirected to an exit; break before the "
                          "FOR_ITER (or give only its fall-through exit)")
+    if spec.block_setup:
+        block_count += 1  # the break instruction (SETUP_WITH, ...) pushed a block of its own
     cells = set(cellvars) | set(freevars)
     width = max(len(e.stack_nulls) for e in exits)
     temps = [_fresh_name(f"___exit{i}", taken) for i in range(width)]

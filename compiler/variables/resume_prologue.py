@@ -11,6 +11,18 @@ from __future__ import annotations
 from .base import VariableTracker
 
 
+class OpaqueValueVariable(VariableTracker):
+    """A continuation's stack value of a type the tracer does not model.  Nothing in the
+    trace depends on it (any use is a graph break), so no guard is needed."""
+
+    def __init__(self, cls: type, source) -> None:
+        super().__init__(source)
+        self.cls = cls
+
+    def describe(self) -> str:
+        return f"{self.cls.__qualname__} object (not modelled)"
+
+
 class NullCarrierClassVariable(VariableTracker):
     def describe(self) -> str:
         return "resume NullCarrier"
