@@ -66,8 +66,13 @@ TEMPLATES = {
     "inplace": (["{a} += {b} * 0.5", "{target} = {a} - 0.25"], False),
     "setitem": (["{a}[0] = {k} + 0.5", "{target} = {a} * 1.0"], False),
     "helper": (["{target} = _helper({a}, {b}) - {a}"], True),
+    # containers made in the frame, reachable twice, mutated after a break
+    "aliased_list": (["box{k} = [{a}]", "alias{k} = box{k}", "{target} = _opaque({b}) + box{k}[0]",
+                      "alias{k}.append({target})", "log.append(len(box{k}))"], True),
+    "dict": (["d{k} = {{'a': {a}}}", "{target} = _opaque(d{k})['a'] * 2.0", "d{k}['b'] = {target}",
+              "log.append(sorted(d{k}))"], True),
 }
-STATEMENTS = ["assign", "assign", "opaque", "print", "item", "append", "inplace", "setitem"]
+STATEMENTS = ["assign", "assign", "opaque", "print", "item", "append", "inplace", "setitem", "aliased_list", "dict"]
 COUNTER = itertools.count()
 
 
