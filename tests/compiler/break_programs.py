@@ -1285,15 +1285,14 @@ KNOWN_GAPS: Dict[str, Gap] = {
                                       "runs natively", r"with block left by an exception"),
     "break_inside_except_handler": Gap("F7: a break inside an except handler: whole frame native",
                                        r"inside an except or finally handler"),
-    "lambda_breaks_inside": Gap("F8: a lambda whose body breaks: the caller's reason names the lambda's line, "
-                                "not the call", r"lambda_breaks_inside: no break reason at "),
     "view_stays_a_view": Gap("F11: an in-place write after a break to a value that shares memory with another "
                              "local or stack value: the continuation runs natively",
                              r"in-place write to L\['\w+'\], which shares memory with"),
     "iterator_live_across_break": Gap("F12: an iterator live across a break: the continuation runs natively",
                                       r"value of type (tuple|list)_iterator"),
-    "errstate_around_break": Gap("F13: a break inside `with np.errstate(...)`: the rest of the frame runs "
-                                 "natively", r"cannot be resumed after (BEFORE_WITH|SETUP_WITH)"),
+    "errstate_around_break": Gap("F19: 3.8, a break inside `with np.errstate(...)`: the continuation that runs "
+                                 "WITH_CLEANUP_START natively cannot be built", r"WITH_CLEANUP_START natively",
+                                 ((3, 8),)),
     "generator_live_across_break": Gap("F14: a generator live across a break: whole frame native",
                                        r"a live generator"),
     "break_inside_finally": Gap("F9: 3.8, a break in a finally block reached normally: the continuation cannot "
