@@ -433,3 +433,32 @@ def test_big_frames_break_and_resume(source: Any, backend: str):
     events = compiler.events()
     assert all(e.fallback_reason is None for e in events), [e.fallback_reason for e in events]
     assert bp.continuation_events(events)
+
+
+# --- re-entry: the native instruction at a break calls the compiled function again -------------------------
+
+@compiler.disable
+def _call_back(fn: Any, x: np.ndarray, depth: int, log: List[Any]) -> Any:
+    log.append(("native", depth))
+    return fn(x, depth - 1, log) if depth else x
+
+
+_REENTRANT = {}
+
+
+def _reentrant(x, depth, log):
+    y = x * 2.0
+    log.append(("before", depth))
+    z = _call_back(_REENTRANT["fn"], y, depth, log)
+    log.append(("after", depth))
+    return z + 1.0
+
+
+def test_reentry_through_a_break(monkeypatch):
+    calls = [Call((bp.arr((3,), 1.0, d), d, [])) for d in (0, 3, 1, 3)]
+    monkeypatch.setitem(_REENTRANT, "fn", _reentrant)
+    plain = [bp.run_once(_reentrant, call) for call in calls]
+    monkeypatch.setitem(_REENTRANT, "fn", compiler.compile(_reentrant))
+    for index, (call, expected) in enumerate(zip(calls, plain)):
+        bp.assert_same_outcome(expected, bp.run_once(_REENTRANT["fn"], call), f"re-entry call {index}")
+    assert bp.top_event(compiler.events(), _reentrant).graph_break_count >= 1
