@@ -74,6 +74,9 @@ def test_closure_state_across_a_break():
 @pytest.mark.parametrize("prog", bp.PROGRAMS, ids=_ids(bp.PROGRAMS))
 def test_explain_shows_the_break(prog: bp.Program):
     ex = bp.explain_quietly(prog.fn, prog.calls()[0])
+    plain = bp.run_once(prog.fn, prog.calls()[0])
+    if plain.error is None and ex.graphs is not None:  # explain's answer carries the call's result
+        bp.assert_same(plain.value, ex.result, path=f"{prog.name}: explain().result")
     with bp.tolerating_known_gap(prog):
         _assert_explain_shows_the_break(prog, ex)
 
