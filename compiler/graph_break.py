@@ -318,7 +318,7 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: 
             code = _with_cells_as_free(rc.code, p.code)
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
-        register_origin(code, Origin(p.code, rc, p.qualname))
+        register_origin(code, Origin(p.code, rc, p.qualname, e.resume_index))
         cont = registry.put(key, Continuation(code, f_globals, qualname, backend, registry, limit),
                             qualname)
         _log_code(qualname, code)

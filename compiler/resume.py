@@ -44,10 +44,11 @@ def pack(branch: int, *values: Any) -> Resume:
 class Origin:
     """Where a generated code object came from: the original code, and the index map."""
 
-    def __init__(self, code: types.CodeType, resume_code: Any, qualname: str) -> None:
+    def __init__(self, code: types.CodeType, resume_code: Any, qualname: str, resume_index: int = -1) -> None:
         self.code = code                  # the original (user) code object
         self.resume_code = resume_code    # opcode_tables.resume.ResumeCode
         self.qualname = qualname          # the original function's qualname
+        self.resume_index = resume_index  # where the continuation resumes, in the original code
 
 
 # generated code object -> Origin (weak: a dropped registry frees its code)

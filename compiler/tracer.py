@@ -381,9 +381,20 @@ inspect_CO_ITERABLE_COROUTINE = 0x100
 inspect_CO_ASYNC_GENERATOR = 0x200
 
 
-# Stack values a continuation carries without modelling them: the bound __exit__ of a with
-# block entered natively (a method of the context manager); calling it breaks the graph.
-_EXIT_METHOD_TYPES = (types.MethodType, types.BuiltinMethodType, type(object().__str__))
+_C_BOUND_METHOD_TYPES = (types.BuiltinMethodType, type(object().__str__))
+
+
+def _carried_opaquely(value: Any, entered_next: bool) -> bool:
+    """Continuation stack values the tracer carries without modelling them: C bound methods
+    (``log.append`` waiting for its argument), methods of objects without a __dict__ (a
+    with block's __exit__ such as np.errstate's) and the context
+    manager a with block is about to enter (``entered_next``): new objects on every call,
+    whose only use here is a call or a with block, both run natively."""
+    if isinstance(value, _C_BOUND_METHOD_TYPES):
+        return not isinstance(getattr(value, "__self__", None), types.ModuleType)
+    if isinstance(value, types.MethodType) and not hasattr(value.__self__, "__dict__"):
+        return True  # its object could only be guarded by identity (np.errstate's __exit__)
+    return entered_next
 
 
 class InstructionTranslator(InstructionTranslatorBase):
@@ -410,17 +421,25 @@ class InstructionTranslator(InstructionTranslatorBase):
     def bind_arguments(self) -> None:
         """Wrap the frame's arguments (installing their guards)."""
         from .resume import origin_of
-        stack_params = set(origin_of(self.code).resume_code.stack_params) if origin_of(self.code) else set()
+        origin = origin_of(self.code)
+        stack_params = list(origin.resume_code.stack_params) if origin is not None else []
+        entering = origin is not None and origin.resume_index >= 0 and \
+            instructions_of(origin.code)[0][origin.resume_index].opname in ("BEFORE_WITH", "SETUP_WITH")
         for name, value in self.arg_values.items():
-            try:
-                self.locals[name] = self.output.wrap(value, LocalSource(name))
-            except Unsupported:
-                if name not in stack_params or not isinstance(value, _EXIT_METHOD_TYPES):
-                    raise
-                # A stack slot of a continuation the tracer cannot model (a with block's
-                # __exit__, an iterator): carried along untouched; using it breaks the graph.
-                from .variables.resume_prologue import OpaqueValueVariable
-                self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
+            opaque = name in stack_params and _carried_opaquely(value, entering and name == stack_params[-1])
+            if not opaque:
+                try:
+                    self.locals[name] = self.output.wrap(value, LocalSource(name))
+                    continue
+                except Unsupported:
+                    if name not in stack_params or not isinstance(value, types.MethodType):
+                        raise
+            # An object on a continuation's stack that the tracer does not model as a value
+            # (a with block's __exit__, ``log.append`` waiting for its argument, a context
+            # manager about to be entered): often a new object on every call, so carried
+            # along unguarded; any use of it breaks the graph (it runs natively).
+            from .variables.resume_prologue import OpaqueValueVariable
+            self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
         # Arguments that are also cells: CPython moves them into their cells at frame start
         # (3.11+ does it with MAKE_CELL, which finds the value in the local slot).
         for name in self.code.co_cellvars:
