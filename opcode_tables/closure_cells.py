@@ -40,8 +40,10 @@ def cells_as_free(code: types.CodeType, names: Sequence[str]) -> types.CodeType:
     cellvars = [n for n in code.co_cellvars if n not in names]
     # A cell that was also a parameter now lives only in the closure.
     varnames = [n for n in code.co_varnames if n not in names]
-    if len(varnames) < code.co_argcount + code.co_kwonlyargcount:
-        raise ValueError(f"{code.co_name}: a parameter cannot become a free variable")
+    n_params = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    params = [n for n in code.co_varnames[:n_params] if n in names]
+    if params:
+        raise ValueError(f"{code.co_name}: the parameters {params} cannot become free variables")
     instructions: List[Instruction] = decode(code, table).split_instructions()
     touches_names = set(dis.hasfree) | set(dis.haslocal)
     copy_free_placed = any(inst.opname == "COPY_FREE_VARS" for inst in instructions)
