@@ -355,6 +355,11 @@ def _compiled_callee(value, callee_code, cg) -> Optional[str]:
     code = getattr(value, "code", None)
     if callee_code is None or code is not callee_code or code.co_flags & 0x2A0:
         return None  # generators and coroutines run natively anyway
+    from .variables.functions import LocalFunctionVariable
+    if isinstance(value, LocalFunctionVariable):
+        if value.source is None:
+            return None
+        return f"{cg.const(_compile_at_run_time)}({value.reconstruct(cg)}, {cg.const(cg.backend)})"
     if isinstance(value, UserFunctionVariable):
         fn = value.fn
         if value.source is None or trace_rules.is_disabled(fn):

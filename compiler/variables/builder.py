@@ -111,6 +111,20 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             guards.id_match(source, value)
         return ModuleVariable(value, source)
 
+    if tp is types.FunctionType and source is not None and \
+            ("<locals>" in value.__qualname__ or value.__name__ == "<lambda>") and \
+            trace_rules.original_of_compiled(value) is None and not trace_rules.is_disabled(value) and \
+            trace_rules.allowed_opinfo(value) is None and lookup_numpy_op(value) is None:
+        # A lambda or a function made inside another function: often a new object on every
+        # call of its maker, so it is guarded by its code; its defaults and closure
+        # cells are read (and guarded) through the source.
+        from .functions import LocalFunctionVariable
+        if guards is not None:
+            guards.type_match(source, tp)
+            guards.add(f"{source.name()}.__code__ is {value.__code__.co_name}",
+                       f"{source.expr(guards.ns.const)}.__code__ is {guards.ns.const(value.__code__)}")
+        return LocalFunctionVariable(value, source)
+
     # -- callables: identity-guarded --------------------------------------
     if guards is not None and (callable(value) or isinstance(value, type)):
         if tp is functools.partial:

@@ -194,6 +194,19 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return super().getattr(tx, name)
 
 
+class LocalFunctionVariable(UserFunctionVariable):
+    """A function made inside another function, from outside the trace: guarded by its code
+    only, so the object seen while tracing stands for any function of that code (with its
+    own defaults and cells, read through the source).  It is not a constant: nothing may
+    keep the traced object itself."""
+
+    def is_python_constant(self) -> bool:
+        return False
+
+    def as_python_constant(self) -> Any:
+        raise Unsupported(f"{self.describe()} as a constant (a new function object on every call)")
+
+
 class NestedFunctionVariable(BaseUserFunctionVariable):
     """A function (def or lambda) created by MAKE_FUNCTION inside the trace."""
 
