@@ -472,6 +472,36 @@ def loop_data_dependent_exit(x):
     return y - 1.0, i
 
 
+@program(array_and_log, ["branch", "data-dependent", "truth"], "loop", loop=True)
+def loop_branch_both_ways(x, log):
+    y = x * 1.0
+    for i in range(2):
+        if x.sum() > 0:  # BREAK
+            log.append("yes")
+            y = y + 1.0
+        else:
+            log.append("no")
+            y = y - 1.0
+    return y
+
+
+@program(array_and_log, ["branch", "data-dependent", "truth"], "loop", loop=True)
+def loop_ternary_both_ways(x, log):
+    for i in range(2):
+        log.append("p" if x.sum() > 0 else "n")  # BREAK
+        if not x.sum() > 0:
+            log.append("neg")
+    return x * 2.0
+
+
+@program(array_and_log, ["branch", "data-dependent", "truth"], "loop", loop=True)
+def comprehension_filter_both_ways(x, log):
+    y = x * 2.0
+    kept = [k for k in range(3) if x.sum() > 0]  # BREAK
+    log.append(len(kept))
+    return y + 1.0
+
+
 @program(one_array, ["crc32", "zlib"], "loop", loop=True)
 def loop_while_counter(x):
     y = x + 0.0
@@ -1304,8 +1334,6 @@ KNOWN_GAPS: Dict[str, Gap] = {
 # Continuations that compile again on every call (a guard on an object made fresh per call), so
 # they reach the cache limit and run natively: test_continuations_are_reused_when_guards_pass.
 REUSE_GAPS: Dict[str, Gap] = {
-    "append_of_native_result": Gap("F18: a bound method of a list on the continuation's stack is guarded by "
-                                   "identity (a new one every call)", r"is list\.append"),
     "cell_written_after_break": Gap("F18: a lambda made in the frame is guarded by identity (a new one every "
                                     "call)", r"is cell_written_after_break\.<locals>\.<lambda>"),
 }
