@@ -1331,14 +1331,6 @@ KNOWN_GAPS: Dict[str, Gap] = {
 }
 
 
-# Continuations that compile again on every call (a guard on an object made fresh per call), so
-# they reach the cache limit and run natively: test_continuations_are_reused_when_guards_pass.
-REUSE_GAPS: Dict[str, Gap] = {
-    "cell_written_after_break": Gap("F18: a lambda made in the frame is guarded by identity (a new one every "
-                                    "call)", r"is cell_written_after_break\.<locals>\.<lambda>"),
-}
-
-
 @contextlib.contextmanager
 def tolerating_known_gap(prog: "Program") -> Any:
     """xfail when an assertion fails with exactly the declared gap's stated reason."""

@@ -186,18 +186,7 @@ REUSED = ["disabled_between", "two_breaks", "branch_then_join", "with_break_insi
 @pytest.mark.parametrize("name", REUSED)
 def test_continuations_are_reused_when_guards_pass(name: str):
     again = _recompiles_on_a_second_call(bp.program_by_name(name))
-    gap = bp.REUSE_GAPS.get(name)
-    if again and gap is not None and any(re.search(gap.reason, r) for r in again):
-        pytest.xfail(f"known gap {gap.finding}")
     assert not again, f"{name}: the second call with the same shapes compiled again: {again}"
-
-
-@pytest.mark.parametrize("name", sorted(bp.REUSE_GAPS))
-def test_reuse_gap_still_reproduces(name: str):
-    """Once a declared reuse gap is fixed this fails: remove the entry from REUSE_GAPS."""
-    gap = bp.REUSE_GAPS[name]
-    again = _recompiles_on_a_second_call(bp.program_by_name(name))
-    assert any(re.search(gap.reason, r) for r in again), f"{name}: {gap.finding} no longer reproduces: {again}"
 
 
 @pytest.mark.filterwarnings("ignore:tracematrix. cache limit reached")
