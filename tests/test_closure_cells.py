@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dis
+import io
 import types
 
 import pytest
@@ -45,7 +46,7 @@ def test_cells_move_to_the_end_of_freevars_and_are_shared():
     assert cell.cell_contents == 3          # the frame wrote the caller's cell
     cell.cell_contents = 7
     assert inner() == 7                     # and the closure made inside reads it
-    dis.dis(code, file=open("/dev/null", "w"))
+    dis.dis(code, file=io.StringIO())
 
 
 def test_existing_free_variables_keep_their_slots():
