@@ -230,7 +230,7 @@ def _break_entry(fn, names: List[str], values: Sequence[Any], backend, event: Co
         pass
     else:
         raise Unsupported("the second trace of the frame did not reach the break point")
-    plan = graph_break.plan(tx, error)
+    plan = graph_break.plan(tx)
     output = tx.output
     cg = OutputCodegen(tx, output.ns)
     cg.registry = registry

@@ -170,7 +170,7 @@ def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, 
     return tuple(n for n in bound if n in live)
 
 
-def plan(tx, error: Unsupported) -> BreakPlan:
+def plan(tx) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
     from .tracer import NULL
     table = tx.table
@@ -211,8 +211,9 @@ def plan(tx, error: Unsupported) -> BreakPlan:
         return result   # nothing follows the instruction in this frame: the stub finishes it
     if inst.opname in ("BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or \
             inst.opname in prefix_names or inst.opname in table.fact("block_stack_ops"):
-        result.native_rest = (f"the frame cannot be resumed after {inst.opname} (it starts a block or "
-                              "loop the tracer did not see): the rest of the frame runs natively")
+        # A loop's FOR_ITER, half a call sequence, or a change to the 3.8-3.10 block stack.
+        result.native_rest = (f"the frame cannot be resumed right after {inst.opname}: the rest of the "
+                              "frame runs natively")
         return result
     after = _bound_after(inst, bound, tx.code.co_cellvars, nulls)
     exit_blocks = result.blocks
@@ -370,7 +371,7 @@ def _compiled_callee(value, callee_code, cg) -> Optional[str]:
         if wrapper is None:
             from .api import _make_compiled
             wrapper = _make_compiled(fn, cg.backend, False, {})
-            registry._items[key] = wrapper
+            registry.remember(key, wrapper)
         return cg.const(wrapper)
     if isinstance(value, NestedFunctionVariable):
         from .cache import param_names

@@ -127,8 +127,14 @@ class Registry:
         return self._items.get(key)
 
     def put(self, key: Hashable, item: Any, label: str) -> Any:
+        """A stub or continuation (listed for compiler.debug under ``label``)."""
         self._items[key] = item
         self.labelled.append((label, item.code))
+        return item
+
+    def remember(self, key: Hashable, item: Any) -> Any:
+        """Anything else made once per root function (a callee's compiled wrapper)."""
+        self._items[key] = item
         return item
 
     def continuations(self) -> List[Continuation]:

@@ -106,8 +106,6 @@ class InstructionTranslatorBase:
         # Exceptions being handled (innermost last), as sys.exc_info() would report them.
         self.exc_info: List[VariableTracker] = []
         self.steps = 0
-        # Set by MAKE_FUNCTION when a closure over this frame's cells exists (graph_break checks it).
-        self.made_closure = False
 
     # -- stack helpers ----------------------------------------------------
     def push(self, value: VariableTracker) -> None:

@@ -39,10 +39,6 @@ def make_function(tx, inst):
         for bit in reversed(range(len(attr_flags))):
             if flags & (1 << bit):
                 values[attr_flags[bit]] = tx.pop()
-    if code.co_freevars:
-        # A closure over this frame's cells: a graph break can no longer hand the cells'
-        # contents to a continuation as plain values (compiler.graph_break checks this).
-        tx.made_closure = True
     tx.push(_make(tx, code, qualname, flags, values))
 
 
