@@ -9,6 +9,8 @@ aliasing).  Continuations are not forced to break (they may break on their own).
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import compiler
@@ -17,6 +19,8 @@ from tests.corpus import all_cases
 from tests.corpus.runner import assert_same_outcome, run
 
 CASES = all_cases()
+# The suite runs on eager; TRACEMATRIX_TEST_BACKEND=numpy repeats it through generated code.
+BACKEND = os.environ.get("TRACEMATRIX_TEST_BACKEND", "eager")
 
 
 def _traced_indexes(case) -> list:
@@ -41,7 +45,7 @@ def test_a_break_anywhere_keeps_the_plain_behaviour(name):
     for index in _traced_indexes(case):
         compiler.reset()
         compiler.config.force_break = lambda c, i, index=index: c is code and i == index
-        compiled = compiler.compile(case.fn)
+        compiled = compiler.compile(case.fn, backend=BACKEND)
         for n, call in enumerate(calls):
             assert_same_outcome(plain[n], run(compiled, call), close=case.close,
                                 where=f"{name} broken at instruction {index}, call {n}")
