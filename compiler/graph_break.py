@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from opcode_tables.instruction import Instruction
+from opcode_tables.stackdepth import stack_effect
 
 from .exc import Unsupported
 from .resume import Continuation, Origin, Registry, Stub, origin_of, pack, register_origin
@@ -105,17 +106,6 @@ def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: in
     return None
 
 
-def _effect(table, inst: Instruction, jump: bool) -> int:
-    opcode = dis.opmap[inst.opname]
-    arg = inst.arg if opcode >= dis.HAVE_ARGUMENT else None
-    overrides = table.fact("stack_effect_overrides")
-    if inst.opname in overrides:
-        return overrides[inst.opname]
-    if inst.target is not None:
-        return dis.stack_effect(opcode, arg, jump=jump)
-    return dis.stack_effect(opcode, arg)
-
-
 def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
@@ -123,7 +113,7 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
     if inst.opname in _MAY_PUSH_NULL or inst.opname in _PERMUTES_STACK or inst.is_method or inst.push_null:
         return None   # pushes a NULL (or a [method, self] pair), or moves slots (NULLs included)
     depth = len(nulls)
-    after = depth + sum(_effect(table, p, False) for p in prefix) + _effect(table, inst, jump)
+    after = depth + sum(stack_effect(p, table) for p in prefix) + stack_effect(inst, table, jump)
     if after < 0:
         return None
     if inst.opname in _CALL_OPNAMES:

@@ -16,7 +16,7 @@ from types import CodeType
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .exceptiontable import parse_exception_table
-from .instruction import ExcHandler, Instruction
+from .instruction import ExcHandler, Instruction, point_at_copies
 from .linetable import CODE_UNIT, read_line_info
 from .spec import VersionTable
 
@@ -202,15 +202,7 @@ def split_superinstructions(instructions: List[Instruction],
             second.opname, second.arg, second.argval, second.argrepr = second_name, arg & 15, names[1], str(names[1])
             second.offset, second.ext_hint, second.starts_line_entry, second.target = None, 0, False, None
             out.append(second)
-    handlers: Dict[int, ExcHandler] = {}
-    for inst in out:
-        if inst.target is not None:
-            inst.target = copies[id(inst.target)]
-        if inst.exc is not None:
-            old = inst.exc
-            if id(old) not in handlers:
-                handlers[id(old)] = ExcHandler(copies[id(old.target)], old.depth, old.lasti)
-            inst.exc = handlers[id(old)]
+    point_at_copies(out, copies)
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 Positions = Tuple[Optional[int], Optional[int], Optional[int], Optional[int]]
 """(lineno, end_lineno, col_offset, end_col_offset), as ``co_positions()`` yields."""
@@ -97,6 +97,20 @@ def create_instruction(opname: str, *, argval: Any = _UNSET, arg: Optional[int] 
     elif arg is not None:
         inst.argval = arg
     return inst
+
+
+def point_at_copies(instructions: List[Instruction], copies: Dict[int, Instruction]) -> None:
+    """Make jump targets and exception handlers refer to the copies (``id(original) -> copy``)
+    of the instructions they referred to; handlers shared by several instructions stay shared."""
+    handlers: Dict[int, ExcHandler] = {}
+    for inst in instructions:
+        if inst.target is not None:
+            inst.target = copies[id(inst.target)]
+        if inst.exc is not None:
+            old = inst.exc
+            if id(old) not in handlers:
+                handlers[id(old)] = ExcHandler(copies[id(old.target)], old.depth, old.lasti)
+            inst.exc = handlers[id(old)]
 
 
 def iter_targets(instructions: List[Instruction]):

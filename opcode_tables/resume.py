@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from .assemble import assemble
 from .decode import decode_cached
 from .factories import body_start, create_call_function
-from .instruction import ExcHandler, Instruction, create_instruction
+from .instruction import Instruction, create_instruction, point_at_copies
 from .liveness import live_locals, reachable, reads_frame
 from .spec import VersionTable
 
@@ -93,16 +93,8 @@ def _fresh_name(stem: str, taken: Set[str]) -> str:
 def _copy_body(original: List[Instruction]) -> List[Instruction]:
     """Fresh copies with jump targets and handlers pointing at the copies (the cached decode stays intact)."""
     copies = [inst.copy() for inst in original]
-    by_id = {id(inst): copy for inst, copy in zip(original, copies)}
-    handlers: Dict[int, ExcHandler] = {}
+    point_at_copies(copies, {id(inst): copy for inst, copy in zip(original, copies)})
     for copy in copies:
-        if copy.target is not None:
-            copy.target = by_id[id(copy.target)]
-        if copy.exc is not None:
-            old = copy.exc
-            if id(old) not in handlers:
-                handlers[id(old)] = ExcHandler(by_id[id(old.target)], old.depth, old.lasti)
-            copy.exc = handlers[id(old)]
         if dis.opmap[copy.opname] in _NAMED_SLOT_OPCODES:
             copy.arg = None
     return copies

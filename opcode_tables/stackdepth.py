@@ -31,6 +31,15 @@ def _effect(opcode: int, arg: Optional[int], jump: bool) -> int:
     return dis.stack_effect(opcode, oparg, jump=jump)
 
 
+def stack_effect(inst: Instruction, table: VersionTable, jump: bool = False) -> int:
+    """The stack effect of ``inst`` as sizing counts it (the table's overrides first); for a
+    jump, along the branch (``jump``) or the fall-through."""
+    overrides: Dict[str, int] = table.fact("stack_effect_overrides")
+    if inst.opname in overrides:
+        return overrides[inst.opname]
+    return _effect(dis.opmap[inst.opname], inst.arg, jump and inst.target is not None)
+
+
 class _Flow:
     """Per instruction: stack effect when falling through, whether it can, its branch and handler."""
 
