@@ -1,4 +1,4 @@
-"""Command line: `python -m matrix run|report|list` (see --help of each)."""
+"""Command line: `python -m matrix run|report|list|interpreters` (see --help of each)."""
 from __future__ import annotations
 
 import argparse
@@ -43,6 +43,10 @@ def _parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="list the suite's cases")
     listing.add_argument("--cases", default=None)
     listing.add_argument("--suite", default="matrix.cases")
+
+    from matrix import interpreters
+    interpreters.add_arguments(sub.add_parser(
+        "interpreters", help="list the interpreters found (version -> path); --install provisions missing ones"))
     return parser
 
 
@@ -119,6 +123,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _report(args)
     if args.command == "list":
         return _list(args)
+    if args.command == "interpreters":
+        from matrix import interpreters
+        return interpreters.main(args)
     parser.print_help()
     return 2
 
