@@ -7,7 +7,10 @@ import inspect
 import types
 from typing import Any, Callable, Optional
 
+import opcode_tables
+
 from . import cache as cache_mod
+from . import no_table
 from . import config, events, trace_rules
 from .entry_codegen import MISS
 from .sources import local_param_name
@@ -79,6 +82,8 @@ def compile(fn: Optional[Callable] = None, backend: str = "eager", fullgraph: bo
 
 def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: dict,
                    frame_cache: Optional[cache_mod.FrameCache] = None) -> Callable:
+    if not opcode_tables.has_current_table():
+        return no_table.native_function(fn)
     if frame_cache is None:
         frame_cache = cache_mod.cache_for(fn)
     entries = frame_cache.entries

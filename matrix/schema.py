@@ -25,6 +25,8 @@ FAILED_CASE_STATUSES = ("mismatch", "error", "timeout")
 CELL_OK = "ok"
 CELL_NO_GPU = "no GPU"
 CELL_MISSING = "missing"
+# The interpreter has no opcode table (a new CPython): nothing is compiled, no case runs.
+CELL_NO_TABLE = "no table"
 CELL_UNAVAILABLE_PREFIX = "backend unavailable: "
 CELL_ERROR_PREFIX = "error: "
 
