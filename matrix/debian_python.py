@@ -241,6 +241,24 @@ def extract(debs: Sequence[Path], root: Path, log: Log) -> None:
     log(f"  dpkg -x {len(debs)} packages")
     for deb in debs:
         subprocess.run(["dpkg", "-x", str(deb), str(root)], check=True, capture_output=True, text=True)
+    localize_links(root)
+
+
+def localize_links(root: Path) -> None:
+    """Absolute symlinks (Debian's sitecustomize.py -> /etc/python3.X/...) point into the tree.
+
+    Left as they are they would name the host's files, which are absent or another
+    Python's; a link whose target the tree lacks is removed.
+    """
+    for directory, subdirs, files in os.walk(root):
+        for name in subdirs + files:
+            link = Path(directory) / name
+            if not link.is_symlink() or not os.readlink(link).startswith("/"):
+                continue
+            inside = root / os.readlink(link).lstrip("/")
+            link.unlink()
+            if inside.exists():
+                link.symlink_to(os.path.relpath(inside, link.parent))
 
 
 def relink(binary: Path, final_root: Path, tool: str) -> None:

@@ -24,7 +24,8 @@ __all__ = [
     "Instruction", "create_instruction", "OpcodeSpec", "VersionTable",
 ]
 
-SUPPORTED_VERSIONS: Tuple[Tuple[int, int], ...] = ((3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13))
+SUPPORTED_VERSIONS: Tuple[Tuple[int, int], ...] = ((3, 8), (3, 9), (3, 10), (3, 11), (3, 12), (3, 13),
+                                                  (3, 14), (3, 15))
 
 
 # Test hook: makes running_version() report this "3.N" instead, e.g. 3.16 to exercise the
