@@ -37,8 +37,6 @@ FAILED_CASE_STATUSES = ("mismatch", "error", "timeout")
 CELL_OK = "ok"
 CELL_NO_GPU = "no GPU"
 CELL_MISSING = "missing"
-# The interpreter has no opcode table (a new CPython): nothing is compiled, no case runs.
-CELL_NO_TABLE = "no table"
 CELL_UNAVAILABLE_PREFIX = "backend unavailable: "
 CELL_NO_TABLE = "no table"                       # this interpreter has no opcode table yet
 CELL_SUBJECT_UNAVAILABLE_PREFIX = "subject unavailable: "   # e.g. torch not importable here
