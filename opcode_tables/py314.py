@@ -27,6 +27,9 @@ from .spec import OpcodeSpec
 
 _BASE = py313.TABLE
 
+TEMPLATE_STRINGS = ("template strings (PEP 750) are not traced: the template is built natively at a "
+                    "graph break and the frame goes on from there")
+
 
 TABLE = _BASE.derive(
     (3, 14),
@@ -42,8 +45,8 @@ TABLE = _BASE.derive(
         OpcodeSpec("POP_ITER"),
         OpcodeSpec("NOT_TAKEN"),
         # template strings (PEP 750)
-        OpcodeSpec("BUILD_TEMPLATE"),
-        OpcodeSpec("BUILD_INTERPOLATION"),
+        OpcodeSpec("BUILD_TEMPLATE", unsupported=TEMPLATE_STRINGS),
+        OpcodeSpec("BUILD_INTERPOLATION", unsupported=TEMPLATE_STRINGS),
     ],
     remove=["BINARY_SUBSCR", "RETURN_CONST", "BUILD_CONST_KEY_MAP", "LOAD_ASSERTION_ERROR",
             "BEFORE_WITH", "BEFORE_ASYNC_WITH"],
@@ -61,5 +64,8 @@ TABLE = _BASE.derive(
         "common_constants": (AssertionError, NotImplementedError, tuple, builtins.all, builtins.any),
         "special_methods": ("__enter__", "__exit__", "__aenter__", "__aexit__"),
         "lazy_annotations": True,
+        "call_function_ex_kwargs": "slot",
+        # SET_FUNCTION_ATTRIBUTE 16: the __annotate__ function of lazy annotations
+        "function_attr_flags": _BASE.fact("function_attr_flags") + ("annotate",),
     },
 )

@@ -85,6 +85,10 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
 ``lazy_annotations``
     True from 3.14 (PEP 649): a function's annotations are computed on demand
     by an ``__annotate__`` function instead of when the ``def`` runs.
+``call_function_ex_kwargs``
+    Whether CALL_FUNCTION_EX finds a keyword dict above the positional
+    tuple: "flag" (arg bit 0 says so, up to 3.13) or "slot" (3.14: the slot
+    is always there, holding the dict or NULL).
 ``iterator_slots``
     Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
     cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
@@ -317,6 +321,7 @@ TABLE = VersionTable(
         "special_methods": (),
         "lazy_annotations": False,
         "iterator_slots": 1,
+        "call_function_ex_kwargs": "flag",
     },
 )
 

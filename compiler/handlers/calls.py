@@ -98,7 +98,11 @@ def call_kw(tx, inst):
 @handler("CALL_FUNCTION_EX")
 def call_function_ex(tx, inst):
     from ..variables.containers import DictVariable
-    kwargs_var = tx.pop() if inst.argval & 1 else None
+    if tx.table.fact("call_function_ex_kwargs") == "slot":
+        kwargs_var = tx.pop()
+        kwargs_var = None if _is_null(kwargs_var) else kwargs_var
+    else:
+        kwargs_var = tx.pop() if inst.argval & 1 else None
     args_var = tx.pop()
     layout = tx.table.fact("call_null_layout")
     if layout == "callable_first":

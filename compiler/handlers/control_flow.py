@@ -58,18 +58,22 @@ handler("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
 
 @handler("GET_ITER")
 def get_iter(tx, inst):
+    from ..tracer import NULL
     from ..variables.containers import IteratorVariable
     value = tx.pop()
     if isinstance(value, IteratorVariable):
         tx.push(value)
     else:
         tx.push(IteratorVariable(value.unpack(tx)))
+    # 3.15: GET_ITER pushes (iterator, index or NULL); the tracer always makes an iterator.
+    for _ in range(tx.table.fact("iterator_slots") - 1):
+        tx.push(NULL)
 
 
 @handler("FOR_ITER", stack_effect_exempt=True)
 def for_iter(tx, inst):
     from ..variables.containers import IteratorVariable
-    iterator = tx.peek()
+    iterator = tx.peek(tx.table.fact("iterator_slots"))
     if not isinstance(iterator, IteratorVariable):
         raise tx.unsupported(f"for loop over {iterator.describe()}")
     item = iterator.next(tx)
@@ -83,5 +87,5 @@ def for_iter(tx, inst):
         # a dummy value on the stack: same result, and END_FOR is counted as Dynamo counts it.
         tx.push(ConstantVariable(None))
     else:
-        tx.pop()
+        tx.popn(tx.table.fact("iterator_slots"))
     tx.jump_to(target)

@@ -170,6 +170,16 @@ def before_with(tx, inst):
     tx.push(entered)
 
 
+@handler("LOAD_SPECIAL")
+def load_special(tx, inst):
+    # 3.14: ``with`` looks up __exit__ / __enter__ as a (bound method, NULL) pair; the
+    # __exit__ is marked so that WITH_EXCEPT_START finds it.
+    name = tx.table.fact("special_methods")[inst.arg]
+    method = tx.pop().getattr(tx, name)
+    tx.push(_ExitFunction(method) if name in ("__exit__", "__aexit__") else method)
+    tx.push(_null())
+
+
 @handler("PUSH_EXC_INFO")
 def push_exc_info(tx, inst):
     value = tx.pop()

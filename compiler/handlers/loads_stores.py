@@ -32,12 +32,25 @@ def load_const(tx, inst):
             else ConstantVariable(inst.argval))
 
 
+@handler("LOAD_SMALL_INT")
+def load_small_int(tx, inst):
+    tx.push(ConstantVariable(inst.argval))
+
+
+@handler("LOAD_COMMON_CONSTANT")
+def load_common_constant(tx, inst):
+    # The interpreter's own object (never the module's global of the same name): no guard.
+    from ..variables.builtins import BuiltinVariable
+    value = tx.table.fact("common_constants")[inst.arg]
+    tx.push(BuiltinVariable(value) if callable(value) else wrap_constant_result(value))
+
+
 @handler("RETURN_CONST")
 def return_const(tx, inst):
     tx.do_return(wrap_constant_result(inst.argval))
 
 
-@handler("LOAD_FAST", "LOAD_FAST_CHECK")
+@handler("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
 def load_fast(tx, inst):
     name = inst.argval
     if name not in tx.locals and name in tx.cells:

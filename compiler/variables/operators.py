@@ -10,7 +10,7 @@ import operator
 from typing import Callable, Dict
 
 from ..exc import Unsupported
-from .base import VariableTracker
+from .base import FixedObjectVariable, VariableTracker
 from .constant import ConstantVariable
 
 BINARY: Dict[str, Callable] = {
@@ -116,6 +116,8 @@ def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
     """``a is b`` for trackers, decided at trace time."""
     if a is b:
         return True
+    if isinstance(a, FixedObjectVariable) and isinstance(b, FixedObjectVariable):
+        return a.fixed_object() is b.fixed_object()  # 3.14: `all` is LOAD_COMMON_CONSTANT's all
     if a.is_python_constant() and b.is_python_constant():
         va, vb = a.as_python_constant(), b.as_python_constant()
         if va is None or vb is None or isinstance(va, (bool, type)) or isinstance(vb, (bool, type)) \
