@@ -199,7 +199,10 @@ def plan(tx) -> BreakPlan:
     if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional and \
             not spec.block_setup:
         return result   # nothing follows the instruction in this frame: the stub finishes it
-    if inst.opname in ("BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or \
+    # Where GET_ITER pushes a second slot (3.15), natively it may be a raw index beside the
+    # iterable, which no continuation can receive as a parameter.
+    pushes_raw_index = inst.opname == "GET_ITER" and table.fact("iterator_slots") > 1
+    if inst.opname in ("BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or pushes_raw_index or \
             inst.opname in prefix_names or inst.opname in table.fact("block_stack_ops"):
         # A loop's FOR_ITER, half a call sequence, or a change to the 3.8-3.10 block stack.
         result.native_rest = (f"the frame cannot be resumed right after {inst.opname}: the rest of the "

@@ -65,6 +65,7 @@ TABLE = _BASE.derive(
         "special_methods": ("__enter__", "__exit__", "__aenter__", "__aexit__"),
         "lazy_annotations": True,
         "call_function_ex_kwargs": "slot",
+        "unchecked_local_loads": _BASE.fact("unchecked_local_loads") + ("LOAD_FAST_BORROW",),
         # SET_FUNCTION_ATTRIBUTE 16: the __annotate__ function of lazy annotations
         "function_attr_flags": _BASE.fact("function_attr_flags") + ("annotate",),
     },

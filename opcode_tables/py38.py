@@ -89,6 +89,11 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     Whether CALL_FUNCTION_EX finds a keyword dict above the positional
     tuple: "flag" (arg bit 0 says so, up to 3.13) or "slot" (3.14: the slot
     is always there, holding the dict or NULL).
+``unchecked_local_loads``
+    Opnames that load a fast local trusting the compiler that it is bound
+    (pushing NULL, a crash, if it is not): LOAD_FAST, and from 3.14
+    LOAD_FAST_BORROW.  A continuation entered without such a name loads it
+    with LOAD_FAST_CHECK instead.
 ``iterator_slots``
     Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
     cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
@@ -322,6 +327,7 @@ TABLE = VersionTable(
         "lazy_annotations": False,
         "iterator_slots": 1,
         "call_function_ex_kwargs": "flag",
+        "unchecked_local_loads": ("LOAD_FAST",),
     },
 )
 

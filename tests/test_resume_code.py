@@ -154,7 +154,7 @@ def _bound_before(code: types.CodeType) -> Dict[int, FrozenSet[str]]:
             j = i
             while instructions[j - 1].opname == "STORE_FAST":
                 j -= 1
-            if instructions[j - 1].opname in ("SWAP", "END_FOR", "POP_TOP"):
+            if instructions[j - 1].opname in ("SWAP", "END_FOR", "POP_TOP", "POP_ITER"):
                 restores.add(i)
     changed = True
     while changed:
@@ -192,7 +192,8 @@ def _check_generated(rc: ResumeCode, code: types.CodeType) -> None:
             continue
         mapped += 1
         same_kind = (inst.opname == original[j].opname or TABLE[inst.opname].jump is not None
-                     or (inst.opname, original[j].opname) == ("LOAD_FAST_CHECK", "LOAD_FAST"))
+                     or inst.opname == "LOAD_FAST_CHECK"
+                     and original[j].opname in TABLE.fact("unchecked_local_loads"))
         assert same_kind, (i, inst, original[j])
         if TABLE[inst.opname].jump is None:
             assert inst.argval == original[j].argval or inst.opname == "KW_NAMES", (inst, original[j])

@@ -223,6 +223,34 @@ def test_facts_match_dis_tables():
     assert TABLE.fact("binary_ops") == tuple(getattr(dis, "_nb_ops", ()))
     assert TABLE.fact("intrinsics_1") == tuple(getattr(opcode, "_intrinsic_1_descs", ()))
     assert TABLE.fact("intrinsics_2") == tuple(getattr(opcode, "_intrinsic_2_descs", ()))
+    assert TABLE.fact("common_constants") == tuple(getattr(opcode, "_common_constants", ()))
+    assert TABLE.fact("special_methods") == tuple(getattr(dis, "_special_method_names", ()))
+    flags = getattr(dis, "FUNCTION_ATTR_FLAGS", None)
+    if flags is not None:
+        assert TABLE.fact("function_attr_flags") == tuple(flags)
+
+
+def test_iterator_and_call_ex_facts_match_stack_effects():
+    """GET_ITER's slots are what POP_ITER (or, before it, the loop's POP_TOP) pops; where
+    CALL_FUNCTION_EX takes no argument, its keyword slot is always on the stack."""
+    if "POP_ITER" in TABLE:
+        assert -dis.stack_effect(dis.opmap["POP_ITER"]) == TABLE.fact("iterator_slots")
+    else:
+        assert TABLE.fact("iterator_slots") == 1
+    takes_arg = dis.opmap["CALL_FUNCTION_EX"] >= dis.HAVE_ARGUMENT
+    assert TABLE.fact("call_function_ex_kwargs") == ("flag" if takes_arg else "slot")
+
+
+def test_lazy_annotations_fact():
+    namespace = {}
+    source = "def f(x: NotDefinedAnywhere) -> None:\n    pass\n"
+    try:
+        exec(compile(source, "<annotations>", "exec", dont_inherit=True), namespace)
+    except NameError:
+        lazy = False
+    else:
+        lazy = True
+    assert TABLE.fact("lazy_annotations") == lazy
 
 
 @pytest.mark.filterwarnings("ignore:co_lnotab is deprecated:DeprecationWarning")
