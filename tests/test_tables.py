@@ -103,7 +103,7 @@ def _cache_entries(name: str) -> int:
     entries = getattr(opcode, "_inline_cache_entries", None)
     if entries is None:
         return 0
-    if isinstance(entries, dict):
+    if hasattr(entries, "get"):  # a dict on 3.13 and 3.14, a frozendict on 3.15
         return entries.get(name, 0)
     return entries[dis.opmap[name]]
 
