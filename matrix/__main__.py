@@ -1,4 +1,4 @@
-"""Command line: `python -m matrix run|report|list` (see --help of each)."""
+"""Command line: `python -m matrix run|report|list|serve|upload` (see --help of each)."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +9,8 @@ from typing import List, Optional
 from matrix import baselines, coverage, schema
 from matrix.engines import UnknownBackend
 from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
+from matrix import upload
+from matrix.service import server
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +45,8 @@ def _parser() -> argparse.ArgumentParser:
     listing = sub.add_parser("list", help="list the suite's cases")
     listing.add_argument("--cases", default=None)
     listing.add_argument("--suite", default="matrix.cases")
+    server.add_parser(sub)
+    upload.add_parser(sub)
     return parser
 
 
@@ -119,6 +123,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _report(args)
     if args.command == "list":
         return _list(args)
+    if args.command == "serve":
+        return server.main(args)
+    if args.command == "upload":
+        return upload.main(args)
     parser.print_help()
     return 2
 
