@@ -1,0 +1,85 @@
+"""Fixtures for the service: a migrated database on SQLite and on a real PostgreSQL.
+
+PostgreSQL comes from TRACEMATRIX_TEST_POSTGRES_URL (an admin URL; each test gets its
+own fresh database).  `bash .ci/run` starts a throw-away cluster and sets it, together
+with TRACEMATRIX_REQUIRE_POSTGRES=1, which turns a missing server into a failure; a
+developer without one sees the PostgreSQL variants skipped with the reason.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Iterator
+
+import pytest
+
+pytest.importorskip("starlette", reason="the service tests need the 'service' extra")
+pytest.importorskip("sqlalchemy", reason="the service tests need the 'service' extra")
+pytest.importorskip("httpx", reason="the service tests need the 'test' extra (httpx)")
+
+import sqlalchemy as sa  # noqa: E402
+
+from matrix.service import database  # noqa: E402
+from matrix.service.auth import Tokens, hash_token  # noqa: E402
+from service_fakes import TOKEN  # noqa: E402
+
+POSTGRES_URL_VARIABLE = "TRACEMATRIX_TEST_POSTGRES_URL"
+REQUIRE_VARIABLE = "TRACEMATRIX_REQUIRE_POSTGRES"
+
+
+def postgres_admin_url() -> str:
+    url = os.environ.get(POSTGRES_URL_VARIABLE)
+    if url:
+        return url
+    reason = (f"no PostgreSQL server: set {POSTGRES_URL_VARIABLE} "
+              f"(eval \"$(bash .ci/postgres start)\" starts a throw-away one)")
+    if os.environ.get(REQUIRE_VARIABLE):
+        pytest.fail(f"{REQUIRE_VARIABLE} is set but {reason}")
+    pytest.skip(reason)
+    raise AssertionError("unreachable")
+
+
+def _fresh_postgres_database() -> Iterator[str]:
+    admin_url = postgres_admin_url()
+    admin = sa.create_engine(database.engine_url(admin_url), isolation_level="AUTOCOMMIT")
+    name = f"tm_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield admin_url.rsplit("/", 1)[0] + "/" + name
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "history.sqlite")
+    else:
+        yield from _fresh_postgres_database()
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[sa.engine.Engine]:
+    made = database.connect(db_url)
+    database.migrate(made)
+    yield made
+    made.dispose()
+
+
+@pytest.fixture
+def tokens() -> Tokens:
+    return Tokens([hash_token(TOKEN), hash_token("another-token")])
+
+
+@pytest.fixture
+def client(engine, tokens):
+    from starlette.testclient import TestClient
+
+    from matrix.service.app import create_app
+
+    with TestClient(create_app(engine, tokens, max_body=1024 * 1024)) as made:
+        yield made
+
