@@ -101,6 +101,11 @@ def create_app(engine: sa.engine.Engine, tokens: Tokens, *, max_body: int = MAX_
             return JSONResponse(found)
         return endpoint
 
+    async def trend_rows(request: Request) -> Response:
+        subject = request.query_params.get("subject") or schema.SUBJECT_TRACEMATRIX
+        rows = await run_in_threadpool(queries.trends, engine, subject)
+        return JSONResponse({"subject": subject, "cells": rows})
+
     async def home(request: Request) -> Response:
         subject = request.query_params.get("subject") or schema.SUBJECT_TRACEMATRIX
         page = await run_in_threadpool(dashboard.dashboard_page, engine, subject, window_days)
@@ -121,4 +126,5 @@ def create_app(engine: sa.engine.Engine, tokens: Tokens, *, max_body: int = MAX_
         Route("/api/v1/cells", post_cell, methods=["POST"]),
         Route("/api/v1/history", _json_query(queries.history)),
         Route("/api/v1/first-bad", _json_query(queries.first_bad)),
+        Route("/api/v1/trends", trend_rows),
     ])

@@ -6,15 +6,13 @@ segment of this service."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Dict, List
 from urllib.parse import quote
 
 import jinja2
 import sqlalchemy as sa
 from markupsafe import Markup
 
-from matrix.compare import backend_key, version_key
-from matrix.service import queries, svg
+from matrix.service import queries, trends
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -24,28 +22,11 @@ def _environment() -> jinja2.Environment:
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
 
-def charts(rows: List[Dict[str, Any]], root: str = "/") -> List[Markup]:
-    """One chart per interpreter; one line per backend (and machine, where several)."""
-    by_python: Dict[str, Dict[tuple, List[svg.Point]]] = {}
-    machines = {row["machine"] for row in rows}
-    for row in rows:
-        line = (row["backend"], row["machine"])
-        label = f"{row['run_id']} · {row['timestamp'][:19]}Z · ir_count total {row['ir_total']}"
-        by_python.setdefault(row["python"], {}).setdefault(line, []).append(svg.Point(
-            row["timestamp"], row["ir_total"], f"{root}runs/{quote(row['run_id'], safe='')}", label))
-    made = []
-    for python in sorted(by_python, key=version_key):
-        lines = [svg.Line(backend if len(machines) == 1 else f"{backend} @ {machine}", points)
-                 for (backend, machine), points in sorted(by_python[python].items(),
-                                                          key=lambda item: (backend_key(item[0][0]), item[0][1]))]
-        made.append(Markup(svg.line_chart(f"Python {python}", lines)))
-    return made
-
-
 def dashboard_page(engine: sa.engine.Engine, subject: str, window_days: float, root: str = "/") -> str:
     return _environment().get_template("dashboard.html").render(
         root=root, subject=subject, subjects=queries.subjects(engine),
-        charts=charts(queries.trends(engine, subject), root),
+        charts=[Markup(chart) for chart in trends.charts(
+            queries.trends(engine, subject), lambda run_id: f"{root}runs/{quote(run_id, safe='')}")],
         open=queries.open_changes(engine, subject, window_days), window_days=window_days,
         runs=queries.runs(engine))
 

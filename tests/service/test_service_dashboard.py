@@ -1,6 +1,7 @@
 """The dashboard and run pages: server-side SVG, open changes, and escaping of every text."""
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 
 from service_fakes import AUTH, TEST1_310, TEST1_311, body, case, cell
@@ -75,3 +76,17 @@ def test_run_page_escapes_case_details_and_environment(client):
 def test_dashboard_of_an_empty_database_says_what_to_do(client):
     page = client.get("/").text
     assert "python -m matrix upload" in page
+
+
+def test_trends_endpoint_feeds_the_static_report(client, tmp_path):
+    for day in (1, 2):
+        _post(client, cell(f"night-{day}", timestamp=f"2026-01-0{day}T03:00:00Z"))
+    answer = client.get("/api/v1/trends").json()
+    assert [row["run_id"] for row in answer["cells"]] == ["night-1", "night-2"]
+    assert answer["cells"][0]["ir_total"] == 10
+    from matrix.service import trends
+
+    (tmp_path / "history.json").write_text(json.dumps(answer))
+    rows, base = trends.load(str(tmp_path / "history.json"))
+    (chart,) = trends.charts(rows, lambda run_id: "#")
+    assert chart.count("<circle") == 2 and base == ""
