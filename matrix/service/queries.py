@@ -2,9 +2,10 @@
 shows (trends per interpreter, open changes, recent runs)."""
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import sqlalchemy as sa
 
@@ -42,25 +43,16 @@ def _number(value: Optional[float]) -> Any:
     return int(value) if value is not None and float(value).is_integer() else value
 
 
-def _point(row: Any, metric: str) -> Dict[str, Any]:
-    return {"run_id": row.run_id, "timestamp": row.timestamp, "value": _number(row.value),
-            "status": row.status, "machine": row.machine, "cell_status": row.cell_status,
-            "environment": row.environment, "metric_version": (row.metric_versions or {}).get(metric),
-            "schema_version": row.schema_version, "report_url": row.report_url, "cell_id": row.cell_id}
+def _point(cell: Any, value: Optional[float], status: Optional[str], metric: str) -> Dict[str, Any]:
+    return {"run_id": cell.run_id, "timestamp": cell.timestamp, "value": _number(value),
+            "status": status, "machine": cell.machine, "cell_status": cell.cell_status,
+            "environment": cell.environment, "metric_version": (cell.metric_versions or {}).get(metric),
+            "schema_version": cell.schema_version, "report_url": cell.report_url, "cell_id": cell.cell_id}
 
 
-def _points(conn: sa.engine.Connection, series_ids: Sequence[int], metric: str) -> List[Dict[str, Any]]:
-    rows = conn.execute(
-        sa.select(points.c.value, cells.c.id.label("cell_id"), cells.c.run_id, cells.c.timestamp,
-                  cells.c.machine, cells.c.cell_status, cells.c.environment, cells.c.metric_versions,
-                  cells.c.schema_version, cells.c.report_url, case_results.c.status)
-        .select_from(points.join(cells, cells.c.id == points.c.cell_id)
-                     .join(series, series.c.id == points.c.series_id)
-                     .outerjoin(case_results, sa.and_(case_results.c.cell_id == cells.c.id,
-                                                      case_results.c.case_name == series.c.case_name)))
-        .where(points.c.series_id.in_(list(series_ids)))
-        .order_by(cells.c.timestamp, cells.c.id))
-    return [_point(row, metric) for row in rows]
+_CELL_COLUMNS = (cells.c.id.label("cell_id"), cells.c.run_id, cells.c.timestamp, cells.c.machine,
+                 cells.c.cell_status, cells.c.environment, cells.c.metric_versions,
+                 cells.c.schema_version, cells.c.report_url)
 
 
 def history(engine: sa.engine.Engine, query: SeriesQuery) -> Dict[str, Any]:
@@ -70,9 +62,64 @@ def history(engine: sa.engine.Engine, query: SeriesQuery) -> Dict[str, Any]:
         found = _series_rows(conn, query)
         if not found:
             raise Rejected(404, f"no points for {query.describe()}")
-        found_points = _points(conn, [r.id for r in found], query.metric)
-    return {"series": vars(query), "machines": sorted({r.machine for r in found}),
-            "points": found_points}
+        rows = conn.execute(
+            sa.select(points.c.value, case_results.c.status, *_CELL_COLUMNS)
+            .select_from(points.join(cells, cells.c.id == points.c.cell_id)
+                         .outerjoin(case_results, sa.and_(case_results.c.cell_id == cells.c.id,
+                                                          case_results.c.case_name == query.case)))
+            .where(points.c.series_id.in_([r.id for r in found]))
+            .order_by(cells.c.timestamp, cells.c.id))
+        found_points = [_point(row, row.value, row.status, query.metric) for row in rows]
+    return {"series": vars(query), "machines": sorted({r.machine for r in found}), "points": found_points}
+
+
+def _answers(conn: sa.engine.Connection, wanted: List[Tuple[SeriesQuery, int]],
+             since: Optional[str] = None) -> List[Dict[str, Any]]:
+    """First-bad answers for many series at once (each query names its machine): one query
+    for every value, one for the two runs' details of each series, one for their cases.
+
+    `since`: read only the points from then on - exact when the value then differs from
+    the value now (the latest change point, and the point before it, lie after it)."""
+    values: Dict[int, List[Any]] = {}
+    conditions = [points.c.series_id.in_([sid for _, sid in wanted])]
+    if since is not None:
+        conditions.append(cells.c.timestamp >= since)
+    rows = conn.execute(sa.select(points.c.series_id, points.c.value, points.c.cell_id)
+                        .select_from(points.join(cells, cells.c.id == points.c.cell_id))
+                        .where(*conditions)
+                        .order_by(points.c.series_id, cells.c.timestamp, cells.c.id))
+    for row in rows:
+        values.setdefault(row.series_id, []).append(row)
+    plans = []
+    for query, series_id in wanted:
+        series_values = values[series_id]
+        good_index, bad_index = changes.change_point([row.value for row in series_values])
+        good = series_values[good_index] if good_index is not None else None
+        plans.append((query, good, series_values[bad_index], len(series_values)))
+    cell_ids = {row.cell_id for _, good, bad, _ in plans for row in (good, bad) if row is not None}
+    details = {row.cell_id: row for row in conn.execute(sa.select(*_CELL_COLUMNS).where(cells.c.id.in_(cell_ids)))}
+    cases = {(row.cell_id, row.case_name): row for row in conn.execute(
+        sa.select(case_results.c.cell_id, case_results.c.case_name, case_results.c.status,
+                  case_results.c.ir_opcodes)
+        .where(case_results.c.cell_id.in_(cell_ids), case_results.c.case_name.in_({q.case for q, _ in wanted})))}
+    answers = []
+    for query, good_row, bad_row, count in plans:
+        def point(row: Any) -> Dict[str, Any]:
+            case = cases.get((row.cell_id, query.case))
+            return _point(details[row.cell_id], row.value, case.status if case else None, query.metric)
+
+        bad = point(bad_row)
+        good = point(good_row) if good_row is not None else None
+        changed = changes.what_changed(good, bad) if good else []
+        opcodes = None
+        if good and query.metric == "ir_count":
+            before, after = cases.get((good["cell_id"], query.case)), cases.get((bad["cell_id"], query.case))
+            opcodes = changes.opcode_explanation(good, bad, before.ir_opcodes if before else None,
+                                                 after.ir_opcodes if after else None)
+        answers.append({"series": vars(query), "current_value": bad["value"], "first_bad": bad,
+                        "last_good": good, "changed": changed, "opcodes": opcodes, "points": count,
+                        "summary": changes.summary(query.metric, good, bad, changed)})
+    return answers
 
 
 def first_bad(engine: sa.engine.Engine, query: SeriesQuery) -> Dict[str, Any]:
@@ -87,21 +134,8 @@ def first_bad(engine: sa.engine.Engine, query: SeriesQuery) -> Dict[str, Any]:
         if len(machines) > 1:
             raise Rejected(400, f"{query.describe()} has points from machines {', '.join(machines)}; "
                                 f"name one with machine=")
-        series_points = _points(conn, [found[0].id], query.metric)
-        good_index, bad_index = changes.change_point([p["value"] for p in series_points])
-        bad = series_points[bad_index]
-        good = series_points[good_index] if good_index is not None else None
-        changed = changes.what_changed(good, bad) if good else []
-        opcodes = None
-        if good and query.metric == "ir_count":
-            ops = dict(conn.execute(sa.select(case_results.c.cell_id, case_results.c.ir_opcodes).where(
-                case_results.c.cell_id.in_([good["cell_id"], bad["cell_id"]]),
-                case_results.c.case_name == query.case)).all())
-            opcodes = changes.opcode_explanation(good, bad, ops.get(good["cell_id"]), ops.get(bad["cell_id"]))
-    return {"series": dict(vars(query), machine=machines[0]), "current_value": bad["value"],
-            "first_bad": bad, "last_good": good, "changed": changed, "opcodes": opcodes,
-            "points": len(series_points),
-            "summary": changes.summary(query.metric, good, bad, changed)}
+        (answer,) = _answers(conn, [(dataclasses.replace(query, machine=machines[0]), found[0].id)])
+        return answer
 
 
 # ----------------------------------------------------------------------------- dashboard
@@ -128,11 +162,11 @@ def _days_before(timestamp: str, days: float) -> str:
 
 
 def open_changes(engine: sa.engine.Engine, subject: str, window_days: float = 14.0,
-                 metrics: Sequence[str] = schema.GATED_METRICS, limit: int = 200) -> List[Dict[str, Any]]:
+                 metrics: Sequence[str] = schema.GATED_METRICS, limit: int = 100) -> List[Dict[str, Any]]:
     """Series whose newest value differs from their value `window_days` before the newest
     cell of their column (or from the column's first cell when it is younger), each with
-    its exact first-bad answer.  A change that was reverted inside the window is not open."""
-    found: List[Dict[str, Any]] = []
+    its exact first-bad answer, newest first (at most `limit`).  A change that was
+    reverted inside the window is not open."""
     with engine.connect() as conn:
         columns = conn.execute(
             sa.select(cells.c.python, cells.c.backend, cells.c.machine, sa.func.max(cells.c.timestamp))
@@ -151,24 +185,27 @@ def open_changes(engine: sa.engine.Engine, subject: str, window_days: float = 14
                                          .order_by(cells.c.timestamp, cells.c.id).limit(1)).scalar_one()
             if reference != latest:
                 pairs.append((latest, reference))
+        answered = []
         for latest, reference in pairs:
+            found: List[Tuple[SeriesQuery, int]] = []
             values = conn.execute(
-                sa.select(points.c.cell_id, points.c.value, series.c.case_name, series.c.metric,
-                          series.c.python, series.c.backend, series.c.machine)
+                sa.select(points.c.cell_id, points.c.value, points.c.series_id, series.c.case_name,
+                          series.c.metric, series.c.python, series.c.backend, series.c.machine)
                 .select_from(points.join(series, series.c.id == points.c.series_id))
                 .where(points.c.cell_id.in_([latest, reference]), series.c.metric.in_(list(metrics))))
             by_series: Dict[tuple, Dict[int, Any]] = {}
             for row in values:
-                key = (row.case_name, row.python, row.backend, row.machine, row.metric)
+                key = (row.series_id, row.case_name, row.python, row.backend, row.machine, row.metric)
                 by_series.setdefault(key, {})[row.cell_id] = row.value
             for key, pair in sorted(by_series.items()):
-                if pair.get(latest) != pair.get(reference) and len(found) < limit:
-                    found.append({"case": key[0], "python": key[1], "backend": key[2], "machine": key[3],
-                                  "metric": key[4]})
-    return [dict(item, answer=first_bad(engine, SeriesQuery(subject, item["case"], item["python"],
-                                                            item["backend"], item["metric"],
-                                                            item["machine"])))
-            for item in found]
+                if pair.get(latest) != pair.get(reference):
+                    found.append((SeriesQuery(subject, key[1], key[2], key[3], key[5], key[4]), key[0]))
+            if found:
+                since = conn.execute(sa.select(cells.c.timestamp).where(cells.c.id == reference)).scalar_one()
+                answered += [dict(vars(query), answer=answer)
+                             for (query, _), answer in zip(found, _answers(conn, found, since))]
+    answered.sort(key=lambda item: item["answer"]["first_bad"]["timestamp"], reverse=True)
+    return answered[:limit]
 
 
 def runs(engine: sa.engine.Engine, limit: int = 30) -> List[Dict[str, Any]]:

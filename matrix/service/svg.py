@@ -24,7 +24,8 @@ class Line(NamedTuple):
 
 
 def _seconds(timestamp: str) -> float:
-    moment = datetime.datetime.strptime(timestamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+    # fromisoformat is C and fast (strptime is not); 3.8's cannot read the trailing 'Z'.
+    moment = datetime.datetime.fromisoformat(timestamp.rstrip("Z"))
     return moment.replace(tzinfo=datetime.timezone.utc).timestamp()
 
 
@@ -35,7 +36,8 @@ def _fmt(value: float) -> str:
 def line_chart(title: str, lines: Sequence[Line], width: int = 560, height: int = 200) -> str:
     """The SVG markup of one chart (an empty-data chart says so instead of drawing)."""
     left, right, top, bottom = 56, 12, 24, 30
-    known = [(_seconds(p.timestamp), p.value) for line in lines for p in line.points if p.value is not None]
+    seconds = {p.timestamp: _seconds(p.timestamp) for line in lines for p in line.points}
+    known = [(seconds[p.timestamp], p.value) for line in lines for p in line.points if p.value is not None]
     parts: List[str] = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
@@ -65,7 +67,7 @@ def line_chart(title: str, lines: Sequence[Line], width: int = 560, height: int 
         parts.append(f'<text x="{sx(x):.1f}" y="{height - 10}" text-anchor="{anchor}" class="tick">{day}</text>')
     for index, line in enumerate(lines):
         colour = PALETTE[index % len(PALETTE)]
-        drawn = [(sx(_seconds(p.timestamp)), sy(p.value), p) for p in line.points if p.value is not None]
+        drawn = [(sx(seconds[p.timestamp]), sy(p.value), p) for p in line.points if p.value is not None]
         if len(drawn) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in drawn)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="1.5"/>')
