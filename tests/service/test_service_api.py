@@ -165,3 +165,30 @@ def test_report_url_must_be_http(client):
     assert post(client, cell(), report_url="https://example.org/run-1/").status_code == 201
     page = client.get("/runs/run-1").text
     assert 'href="https://example.org/run-1/"' in page
+
+
+def test_cpython_test_suite_cells_become_per_module_history(client):
+    """Cells of `python -m matrix cpython-tests`: accepted where that module is installed,
+    otherwise refused with a 422 that says why (never a 500)."""
+    doc = {"schema_version": 1, "kind": "tracematrix-cpython-tests", "run_id": "weekly-1",
+           "timestamp": "2026-01-03T00:00:00Z", "machine": "box-a", "python": "3.11", "backend": "eager",
+           "cell_status": "ok", "environment": cell()["environment"], "duration_s": 1.0, "timeout_s": 60.0,
+           "selection": "modules", "totals": {}, "modules": {}}
+    answer = post(client, doc)
+    try:
+        from matrix.cpython_tests import cell as cpython_cell
+    except ImportError:
+        assert answer.status_code == 422 and "matrix.cpython_tests" in answer.json()["error"]
+        return
+    assert answer.status_code == 422 and "totals" in answer.json()["error"]   # its own validator
+    row = {"status": "passed", "reason": None, "tests": 10, "compiled_tests": 10, "plain_passed": 10,
+           "compiled_passed": 9, "plain_skipped": 0, "improvements": 0, "plain_duration_s": 1.0,
+           "compiled_duration_s": 1.0, "compiler": None, "stopped": None,
+           "regressions": [{"test": "test_x", "plain": "pass", "compiled": "fail", "detail": "boom"}]}
+    row["status"] = next(iter(getattr(cpython_cell, "MODULE_STATUSES", ["passed"])), "passed")
+    doc.update(modules={"test_list": row}, totals=cpython_cell.totals({"test_list": row}))
+    stored = post(client, doc)
+    assert stored.status_code == 201, stored.text
+    history = client.get("/api/v1/history", params={"subject": "cpython-tests", "case": "test_list",
+                                                    "python": "3.11", "backend": "eager", "metric": "regressions"})
+    assert [p["value"] for p in history.json()["points"]] == [1]
