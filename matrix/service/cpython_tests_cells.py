@@ -31,7 +31,7 @@ def cpython_tests_cell(doc: Dict[str, Any]) -> Cell:
     for module, row in doc["modules"].items():
         metrics: Dict[str, Any] = {name: float(row[name]) for name in METRICS if name != "regressions"}
         metrics["regressions"] = float(len(row["regressions"]))
-        detail = "; ".join(r["test"] for r in row["regressions"])[:2000] or row.get("reason")
+        detail = "; ".join(r["test"] for r in row["regressions"]) or row.get("reason")
         cases.append(CaseRow(module, row["status"], metrics, {}, detail))
     return common_fields(doc, subject=CPYTHON_TESTS_SUBJECT, schema_version=int(doc["schema_version"]),
                          metric_versions=dict(METRIC_VERSIONS), cases=cases)

@@ -130,6 +130,11 @@ def _check_id(doc: Dict[str, Any], name: str) -> str:
     return value
 
 
+def _text(value: str, limit: int) -> str:
+    """Free text as every database can store it: PostgreSQL's text cannot hold NUL."""
+    return value[:limit].replace("\x00", "\\x00")
+
+
 def _check_case_name(name: str, where: str) -> str:
     if not name or len(name) > CASE_LENGTH or _CONTROL.search(name):
         raise Rejected(422, f"field {where} has a name of {len(name)} characters or with control "
@@ -169,11 +174,12 @@ def common_fields(doc: Dict[str, Any], *, subject: str, schema_version: int,
     """The Cell for a document whose own validator has already accepted it."""
     for case in cases:
         _check_case_name(case.name, "cases")
-        case.status = case.status[:32]
+        case.status = _text(case.status, 32)
+        case.detail = _text(case.detail, DETAIL_LENGTH) if case.detail else case.detail
     return Cell(kind=doc["kind"], run_id=_check_id(doc, "run_id"), subject=subject,
                 python=_check_id(doc, "python"), backend=_check_id(doc, "backend"),
                 machine=_check_id(doc, "machine"), timestamp=utc_text(doc["timestamp"]),
-                schema_version=schema_version, cell_status=doc["cell_status"][:500],
+                schema_version=schema_version, cell_status=_text(doc["cell_status"], 500),
                 environment=doc["environment"], metric_versions=metric_versions,
                 digest=digest_of(doc), cases=cases)
 
@@ -189,7 +195,6 @@ def _tracematrix_cell(doc: Dict[str, Any]) -> Cell:
     for name, case in upgraded["cases"].items():
         where = f"cases.{name[:60]}"
         metrics = {m: _number(case["metrics"][m], f"{where}.metrics.{m}") for m in schema.METRICS}
-        detail = case["detail"][:DETAIL_LENGTH] if case["detail"] else None
-        cases.append(CaseRow(name, case["status"], metrics, dict(case["ir_opcodes"]), detail))
+        cases.append(CaseRow(name, case["status"], metrics, dict(case["ir_opcodes"]), case["detail"]))
     return common_fields(upgraded, subject=upgraded["subject"], schema_version=int(posted_version),
                          metric_versions=dict(upgraded["metric_versions"]), cases=cases)

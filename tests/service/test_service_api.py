@@ -192,3 +192,15 @@ def test_cpython_test_suite_cells_become_per_module_history(client):
     history = client.get("/api/v1/history", params={"subject": "cpython-tests", "case": "test_list",
                                                     "python": "3.11", "backend": "eager", "metric": "regressions"})
     assert [p["value"] for p in history.json()["points"]] == [1]
+
+
+def test_nul_characters_and_markup_in_free_text_are_stored_and_escaped(client):
+    doc = cell(cases={"test1": case(status="error")})
+    doc["cases"]["test1"]["detail"] = "boom\x00<b>bold</b>"
+    doc["cell_status"] = "error: \x00 nul"
+    doc["environment"]["numpy"] = "1.26\x00<i>"
+    assert post(client, doc).status_code == 201
+    page = client.get("/runs/run-1").text
+    assert "boom\\x00&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold" not in page
+    point = client.get("/api/v1/history", params=QUERY).json()["points"][0]
+    assert point["environment"]["numpy"] == "1.26\x00<i>" and point["cell_status"] == "error: \\x00 nul"
