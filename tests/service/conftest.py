@@ -12,19 +12,13 @@ import uuid
 from typing import Iterator
 
 import pytest
+from service_fakes import REQUIRE_VARIABLE, TOKEN
 
-pytest.importorskip("starlette", reason="the service tests need the 'service' extra")
-pytest.importorskip("sqlalchemy", reason="the service tests need the 'service' extra")
-pytest.importorskip("httpx", reason="the service tests need the 'test' extra (httpx)")
-
-import sqlalchemy as sa  # noqa: E402
-
-from matrix.service import database  # noqa: E402
-from matrix.service.auth import Tokens, hash_token  # noqa: E402
-from service_fakes import TOKEN  # noqa: E402
+# No service package is imported here, only inside the fixtures: each test module checks
+# for them first (service_fakes.require_service), so that a missing extra skips those
+# modules with the reason instead of breaking the whole run's collection.
 
 POSTGRES_URL_VARIABLE = "TRACEMATRIX_TEST_POSTGRES_URL"
-REQUIRE_VARIABLE = "TRACEMATRIX_REQUIRE_POSTGRES"
 
 
 def postgres_admin_url() -> str:
@@ -40,6 +34,10 @@ def postgres_admin_url() -> str:
 
 
 def _fresh_postgres_database() -> Iterator[str]:
+    import sqlalchemy as sa
+
+    from matrix.service import database
+
     admin_url = postgres_admin_url()
     admin = sa.create_engine(database.engine_url(admin_url), isolation_level="AUTOCOMMIT")
     name = f"tm_test_{uuid.uuid4().hex[:12]}"
@@ -62,7 +60,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path) -> Iterator[str]:
 
 
 @pytest.fixture
-def engine(db_url: str) -> Iterator[sa.engine.Engine]:
+def engine(db_url: str) -> Iterator["sa.engine.Engine"]:
+    from matrix.service import database
+
     made = database.connect(db_url)
     database.migrate(made)
     yield made
@@ -70,7 +70,9 @@ def engine(db_url: str) -> Iterator[sa.engine.Engine]:
 
 
 @pytest.fixture
-def tokens() -> Tokens:
+def tokens() -> "Tokens":
+    from matrix.service.auth import Tokens, hash_token
+
     return Tokens([hash_token(TOKEN), hash_token("another-token")])
 
 

@@ -2,9 +2,27 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, Optional
 
+import pytest
+
 from matrix import schema
+
+# Set by .ci/run (with a PostgreSQL server): there, nothing of the service's may be skipped.
+REQUIRE_VARIABLE = "TRACEMATRIX_REQUIRE_POSTGRES"
+SERVICE_MODULES = ("starlette", "sqlalchemy", "alembic", "uvicorn", "psycopg", "httpx")
+
+
+def require_service() -> None:
+    """Skip the calling test module, with the reason, where the service extra is missing;
+    under CI a missing package is an import error instead."""
+    for name in SERVICE_MODULES:
+        if os.environ.get(REQUIRE_VARIABLE):
+            __import__(name)
+        else:
+            pytest.importorskip(name, reason=f"the service tests need the 'service' and 'test' extras "
+                                             f"(pip install -e '.[service,test]'): no {name}")
 
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -4,7 +4,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from service_fakes import AUTH, TEST1_310, TEST1_311, body, case, cell, version_1
+from service_fakes import require_service
+
+require_service()
+
+from service_fakes import AUTH, TEST1_310, TEST1_311, body, case, cell, version_1  # noqa: E402
 
 QUERY = {"case": "test1", "python": "3.11", "backend": "eager", "metric": "ir_count"}
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from service_fakes import require_service
 
-from matrix.service import changes
-from matrix.service.auth import Tokens, hash_token
-from matrix.service.ingest import MAX_DEPTH, Rejected, depth_of, digest_of, parse_body, utc_text
+require_service()
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from matrix.service import changes  # noqa: E402
+from matrix.service.auth import Tokens, hash_token  # noqa: E402
+from matrix.service.ingest import MAX_DEPTH, Rejected, depth_of, digest_of, parse_body, utc_text  # noqa: E402
 
 
 @given(st.lists(st.one_of(st.none(), st.integers(0, 3)), min_size=1, max_size=30))

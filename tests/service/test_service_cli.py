@@ -8,9 +8,13 @@ import sys
 import urllib.request
 
 import pytest
-from server_process import ROOT, Server
+from service_fakes import require_service
 
-from matrix.service.auth import TokenFileError, Tokens, hashed_line
+require_service()
+
+from server_process import ROOT, Server  # noqa: E402
+
+from matrix.service.auth import TokenFileError, Tokens, hashed_line  # noqa: E402
 
 
 def _matrix(*args, timeout=300):

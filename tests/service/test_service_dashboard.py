@@ -4,7 +4,11 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from service_fakes import AUTH, TEST1_310, TEST1_311, body, case, cell
+from service_fakes import require_service
+
+require_service()
+
+from service_fakes import AUTH, TEST1_310, TEST1_311, body, case, cell  # noqa: E402
 
 HOSTILE = '<script>alert("x")</script>'
 

@@ -1,12 +1,16 @@
 """Alembic's migrations build exactly the tables `matrix.service.tables` declares."""
 from __future__ import annotations
 
-import sqlalchemy as sa
-from alembic.autogenerate import compare_metadata
-from alembic.migration import MigrationContext
+from service_fakes import require_service
 
-from matrix.service import database
-from matrix.service.tables import metadata
+require_service()
+
+import sqlalchemy as sa  # noqa: E402
+from alembic.autogenerate import compare_metadata  # noqa: E402
+from alembic.migration import MigrationContext  # noqa: E402
+
+from matrix.service import database  # noqa: E402
+from matrix.service.tables import metadata  # noqa: E402
 
 
 def test_migrated_schema_matches_the_declared_tables(engine):

@@ -9,13 +9,17 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import sqlalchemy as sa
-from server_process import ROOT, Server
-from service_fakes import TOKEN, body, case, cell
+from service_fakes import require_service
 
-from matrix import upload
-from matrix.service import database
-from matrix.service.tables import cells, points
+require_service()
+
+import sqlalchemy as sa  # noqa: E402
+from server_process import ROOT, Server  # noqa: E402
+from service_fakes import TOKEN, body, case, cell  # noqa: E402
+
+from matrix import upload  # noqa: E402
+from matrix.service import database  # noqa: E402
+from matrix.service.tables import cells, points  # noqa: E402
 
 CLIENTS, CELLS_EACH = 8, 50
 
