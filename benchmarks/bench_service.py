@@ -165,6 +165,8 @@ def main() -> int:
     parser.add_argument("--days", type=int, default=365)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--http-cells", type=int, default=200)
+    parser.add_argument("--no-ingest", action="store_true",
+                        help="query a database an earlier run of this benchmark filled (needs --db)")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-service-"))
     db = args.db or str(workdir / "history.sqlite")
@@ -173,14 +175,18 @@ def main() -> int:
     database.migrate(engine)
     print(f"database: {engine.url.render_as_string(hide_password=True)}; {args.days} days x {len(PYTHONS)} "
           f"interpreters x {len(BACKENDS)} backends x {len(cases)} cases x {len(schema.METRICS)} metrics")
-    done = ingest_year(Store(engine), args.days, cases)
-    print(f"storage ingest: {done['cells']} cells, {done['points']} points in {done['seconds']:.1f} s: "
-          f"{done['cells'] / done['seconds']:.1f} cells/s, {done['points'] / done['seconds']:.0f} points/s")
+    if args.no_ingest:
+        if not args.db:
+            parser.error("--no-ingest needs --db naming a database this benchmark filled")
+    else:
+        done = ingest_year(Store(engine), args.days, cases)
+        print(f"storage ingest: {done['cells']} cells, {done['points']} points in {done['seconds']:.1f} s: "
+              f"{done['cells'] / done['seconds']:.1f} cells/s, {done['points'] / done['seconds']:.0f} points/s")
     times = time_queries(engine, cases, args.queries)
     for name, found in times.items():
         print(f"{name} (query function, {args.days} points a series): {_percentiles(found)} over {args.queries} queries")
     engine.dispose()
-    if args.http_cells:
+    if args.http_cells and not args.no_ingest:
         http_phase(db, cases, args.http_cells, min(args.queries, 100), workdir)
     return 0
 
