@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
+import warnings
 from typing import Iterator
 
 import pytest
@@ -78,7 +79,10 @@ def tokens() -> "Tokens":
 
 @pytest.fixture
 def client(engine, tokens):
-    from starlette.testclient import TestClient
+    with warnings.catch_warnings():
+        # Starlette 1.x would rather have httpx2 (3.10+ only); httpx serves every interpreter.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from starlette.testclient import TestClient
 
     from matrix.service.app import create_app
 
