@@ -81,7 +81,7 @@ def tokens() -> "Tokens":
 def client(engine, tokens):
     with warnings.catch_warnings():
         # Starlette 1.x would rather have httpx2 (3.10+ only); httpx serves every interpreter.
-        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*httpx2")
         from starlette.testclient import TestClient
 
     from matrix.service.app import create_app
