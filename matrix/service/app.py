@@ -2,7 +2,7 @@
 error is a JSON object {"error": message} with the status the API promises."""
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Awaitable, Callable, Dict, Optional, Tuple
 
 import sqlalchemy as sa
 from starlette.applications import Starlette
@@ -14,7 +14,7 @@ from starlette.routing import Route
 from matrix import schema
 from matrix.service import dashboard, queries
 from matrix.service.auth import Tokens
-from matrix.service.ingest import Rejected, normalise, parse_body
+from matrix.service.ingest import Cell, Rejected, normalise, parse_body
 from matrix.service.storage import Conflict, Store
 
 MAX_BODY_BYTES = 32 * 1024 * 1024   # a full cell of the suite is about 1 MB
@@ -76,9 +76,13 @@ def create_app(engine: sa.engine.Engine, tokens: Tokens, *, max_body: int = MAX_
             body = await _read_body(request, max_body)
         except _TooLarge:
             return _error(413, f"body larger than {max_body} bytes")
-        try:
+        def ingest() -> Tuple[Cell, Dict[str, Any]]:   # parsing a large cell is CPU work too
             cell = normalise(parse_body(body))
-            result = await run_in_threadpool(store.ingest, cell, label, _report_url(request))
+            return cell, store.ingest(cell, label, report_url)
+
+        try:
+            report_url = _report_url(request)
+            cell, result = await run_in_threadpool(ingest)
         except Rejected as err:
             return _error(err.status, err.message)
         except Conflict as err:
