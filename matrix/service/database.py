@@ -65,6 +65,9 @@ def connect(db: str) -> sa.engine.Engine:
     """An engine for --db (no connection is opened yet)."""
     url = engine_url(db)
     if url.startswith("sqlite"):
+        database = sa.engine.make_url(url).database
+        if database and database != ":memory:":
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = sa.create_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S,
                                                      "check_same_thread": False})
         _sqlite_setup(engine)

@@ -35,3 +35,10 @@ def test_bare_paths_mean_sqlite_and_postgres_urls_use_psycopg(tmp_path):
         assert "postgresql://" in str(err)
     else:
         raise AssertionError("mysql:// was accepted")
+
+
+def test_an_sqlite_file_gets_its_folder(tmp_path):
+    engine = database.connect(str(tmp_path / "new" / "folder" / "history.sqlite"))
+    assert database.migrate(engine) == "0001"
+    assert (tmp_path / "new" / "folder" / "history.sqlite").exists()
+    engine.dispose()
