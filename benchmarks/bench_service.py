@@ -127,36 +127,46 @@ def _serve(db: str, workdir: Path) -> Tuple[subprocess.Popen, str]:
 
 
 def http_phase(db: str, cases: List[Tuple[str, str]], cells: int, count: int, workdir: Path) -> None:
+    """`cells` cells posted by 4 clients (none: only the queries), then `count` queries."""
     from matrix import upload
     process, url = _serve(db, workdir)
     try:
         rng = random.Random(3)
-        bodies = [json.dumps(synthetic_cell(day, python, "eager", cases, rng, "http")).encode()
-                  for day in range(cells // len(PYTHONS) + 1) for python in PYTHONS][:cells]
-        started = time.perf_counter()
-        with ThreadPoolExecutor(4) as pool:
-            statuses = list(pool.map(lambda b: upload.post(upload.endpoint(url), TOKEN, b)[0], bodies))
-        elapsed = time.perf_counter() - started
-        assert statuses.count(201) == len(bodies), statuses
-        print(f"HTTP ingest: {len(bodies)} cells ({len(bodies) * len(cases) * 8} points) by 4 clients in "
-              f"{elapsed:.1f} s: {len(bodies) / elapsed:.1f} cells/s")
-        times: Dict[str, List[float]] = {"history": [], "first-bad": []}
-        for _ in range(count):
-            params = urllib.parse.urlencode({"case": rng.choice(cases)[1], "python": rng.choice(PYTHONS),
-                                             "backend": rng.choice(BACKENDS), "metric": "ir_count",
-                                             "machine": "bench"})
-            for name in times:
-                started = time.perf_counter()
-                urllib.request.urlopen(f"{url}/api/v1/{name}?{params}", timeout=30).read()
-                times[name].append(time.perf_counter() - started)
-        for name, found in times.items():
-            print(f"HTTP {name}: {_percentiles(found)} over {count} queries")
-        started = time.perf_counter()
-        urllib.request.urlopen(url + "/", timeout=300).read()
-        print(f"HTTP dashboard (/): {time.perf_counter() - started:.2f} s")
+        if cells:
+            _post_cells(url, cases, cells, rng, upload)
+        _time_http_queries(url, cases, count, rng)
     finally:
         process.terminate()
         process.wait(30)
+
+
+def _post_cells(url: str, cases: List[Tuple[str, str]], cells: int, rng: random.Random, upload: Any) -> None:
+    bodies = [json.dumps(synthetic_cell(day, python, "eager", cases, rng, "http")).encode()
+              for day in range(cells // len(PYTHONS) + 1) for python in PYTHONS][:cells]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(4) as pool:
+        statuses = list(pool.map(lambda b: upload.post(upload.endpoint(url), TOKEN, b)[0], bodies))
+    elapsed = time.perf_counter() - started
+    assert statuses.count(201) == len(bodies), statuses
+    print(f"HTTP ingest: {len(bodies)} cells ({len(bodies) * len(cases) * 8} points) by 4 clients in "
+          f"{elapsed:.1f} s: {len(bodies) / elapsed:.1f} cells/s")
+
+
+def _time_http_queries(url: str, cases: List[Tuple[str, str]], count: int, rng: random.Random) -> None:
+    times: Dict[str, List[float]] = {"history": [], "first-bad": []}
+    for _ in range(count):
+        params = urllib.parse.urlencode({"case": rng.choice(cases)[1], "python": rng.choice(PYTHONS),
+                                         "backend": rng.choice(BACKENDS), "metric": "ir_count",
+                                         "machine": "bench"})
+        for name in times:
+            started = time.perf_counter()
+            urllib.request.urlopen(f"{url}/api/v1/{name}?{params}", timeout=30).read()
+            times[name].append(time.perf_counter() - started)
+    for name, found in times.items():
+        print(f"HTTP {name}: {_percentiles(found)} over {count} queries")
+    started = time.perf_counter()
+    urllib.request.urlopen(url + "/", timeout=300).read()
+    print(f"HTTP dashboard (/): {time.perf_counter() - started:.2f} s")
 
 
 def main() -> int:
@@ -186,8 +196,7 @@ def main() -> int:
     for name, found in times.items():
         print(f"{name} (query function, {args.days} points a series): {_percentiles(found)} over {args.queries} queries")
     engine.dispose()
-    if args.http_cells and not args.no_ingest:
-        http_phase(db, cases, args.http_cells, min(args.queries, 100), workdir)
+    http_phase(db, cases, 0 if args.no_ingest else args.http_cells, min(args.queries, 100), workdir)
     return 0
 
 

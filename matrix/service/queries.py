@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import sqlalchemy as sa
 
 from matrix import schema
-from matrix.service import changes
+from matrix.service import cell_cache, changes
 from matrix.service.ingest import Rejected
 from matrix.service.tables import case_results, cells, points, series
 
@@ -43,16 +43,18 @@ def _number(value: Optional[float]) -> Any:
     return int(value) if value is not None and float(value).is_integer() else value
 
 
-def _point(cell: Any, value: Optional[float], status: Optional[str], metric: str) -> Dict[str, Any]:
+def _point(cell: Any, details: cell_cache.Details, value: Optional[float], status: Optional[str],
+           metric: str) -> Dict[str, Any]:
+    environment, metric_versions = details
     return {"run_id": cell.run_id, "timestamp": cell.timestamp, "value": _number(value),
             "status": status, "machine": cell.machine, "cell_status": cell.cell_status,
-            "environment": cell.environment, "metric_version": (cell.metric_versions or {}).get(metric),
+            "environment": environment, "metric_version": metric_versions.get(metric),
             "schema_version": cell.schema_version, "report_url": cell.report_url, "cell_id": cell.cell_id}
 
 
+# A point's cell columns; its environment and metric versions come from `cell_cache`.
 _CELL_COLUMNS = (cells.c.id.label("cell_id"), cells.c.run_id, cells.c.timestamp, cells.c.machine,
-                 cells.c.cell_status, cells.c.environment, cells.c.metric_versions,
-                 cells.c.schema_version, cells.c.report_url)
+                 cells.c.cell_status, cells.c.schema_version, cells.c.report_url)
 
 
 def history(engine: sa.engine.Engine, query: SeriesQuery) -> Dict[str, Any]:
@@ -68,8 +70,9 @@ def history(engine: sa.engine.Engine, query: SeriesQuery) -> Dict[str, Any]:
                          .outerjoin(case_results, sa.and_(case_results.c.cell_id == cells.c.id,
                                                           case_results.c.case_name == query.case)))
             .where(points.c.series_id.in_([r.id for r in found]))
-            .order_by(cells.c.timestamp, cells.c.id))
-        found_points = [_point(row, row.value, row.status, query.metric) for row in rows]
+            .order_by(cells.c.timestamp, cells.c.id)).all()
+        details = cell_cache.for_engine(engine).details(conn, (row.cell_id for row in rows))
+        found_points = [_point(row, details[row.cell_id], row.value, row.status, query.metric) for row in rows]
     return {"series": vars(query), "machines": sorted({r.machine for r in found}), "points": found_points}
 
 
@@ -98,6 +101,7 @@ def _answers(conn: sa.engine.Connection, wanted: List[Tuple[SeriesQuery, int]],
         plans.append((query, good, series_values[bad_index], len(series_values)))
     cell_ids = {row.cell_id for _, good, bad, _ in plans for row in (good, bad) if row is not None}
     details = {row.cell_id: row for row in conn.execute(sa.select(*_CELL_COLUMNS).where(cells.c.id.in_(cell_ids)))}
+    decoded = cell_cache.for_engine(conn.engine).details(conn, cell_ids)
     cases = {(row.cell_id, row.case_name): row for row in conn.execute(
         sa.select(case_results.c.cell_id, case_results.c.case_name, case_results.c.status,
                   case_results.c.ir_opcodes)
@@ -106,7 +110,8 @@ def _answers(conn: sa.engine.Connection, wanted: List[Tuple[SeriesQuery, int]],
     for query, good_row, bad_row, count in plans:
         def point(row: Any) -> Dict[str, Any]:
             case = cases.get((row.cell_id, query.case))
-            return _point(details[row.cell_id], row.value, case.status if case else None, query.metric)
+            return _point(details[row.cell_id], decoded[row.cell_id], row.value, case.status if case else None,
+                          query.metric)
 
         bad = point(bad_row)
         good = point(good_row) if good_row is not None else None
