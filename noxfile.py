@@ -13,6 +13,7 @@ no other set-up; `TRACEMATRIX_PROVISION=0` turns that off (they are then
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -105,9 +106,9 @@ def tests(session: nox.Session) -> None:
     """The pytest suite on one interpreter (nox runs it on every interpreter found).
 
     With the report extra (pandas, jinja2) and the gpu extra (Triton: its kernels
-    are compiled ahead of time and run in interpreter mode without a GPU), so no
-    test skips for a missing package."""
-    _install(session, "test,report,gpu")
+    are compiled ahead of time and run in interpreter mode without a GPU) and the
+    service extra, so no test skips for a missing package."""
+    _install(session, "test,report,gpu,service")
     args = session.posargs or ["-n", "2", "-q"]
     session.run("python", "-m", "pytest", *args,
                 env={"TRITON_CACHE_DIR": str(CACHE / "triton" / session.name)})
@@ -119,6 +120,8 @@ def tests(session: nox.Session) -> None:
 # rendering, if any cell regressed against its baseline or failed.
 # `nox -s matrix -- --accept` rewrites matrix/baselines/ from this run, on purpose.
 # `nox -s nightly`: the same cells against NumPy's newest pre-release (reports/nightly/).
+# `nox -s matrix -- --upload URL [--token-file FILE]` also posts this run's cells to the
+# results service (`python -m matrix serve`) after the report, regressions or not.
 BACKENDS = ["eager", "numpy", "triton"]
 REPORTS = ROOT / "reports"
 # NumPy's nightly wheels; `--pre` alone would only find release candidates on PyPI.
@@ -192,6 +195,36 @@ def nightly(session: nox.Session, backend: str) -> None:
     _cell(session, backend, REPORTS / "nightly" / "results", REPORTS / "nightly", nightly=True)
 
 
+def _option(posargs: List[str], name: str) -> str:
+    """The value after `name` in posargs ('' when absent)."""
+    if name in posargs:
+        index = posargs.index(name)
+        if index + 1 < len(posargs):
+            return posargs[index + 1]
+    return ""
+
+
+def _run_id_of(path: Path) -> str:
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8")).get("run_id"))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def _upload(session: nox.Session, results: Path) -> None:
+    """With `-- --upload URL`: post the cells of this run to the results service."""
+    url = _option(session.posargs, "--upload")
+    if not url:
+        return
+    token_file = (_option(session.posargs, "--token-file")
+                  or os.environ.get("TRACEMATRIX_SERVICE_TOKEN_FILE", ""))
+    if not token_file:
+        session.error("--upload needs --token-file FILE (or TRACEMATRIX_SERVICE_TOKEN_FILE)")
+    mine = [str(p) for p in sorted(results.glob("*.json")) if not _CELLS_RAN or _run_id_of(p) == RUN_ID]
+    if mine:
+        session.run("python", "-m", "matrix", "upload", *mine, "--url", url, "--token-file", token_file)
+
+
 @nox.session(python=REPORT_PYTHON)
 def report(session: nox.Session) -> None:
     """Merge the cells and render the report; fails after rendering on any regression or failure."""
@@ -208,5 +241,6 @@ def report(session: nox.Session) -> None:
             session.run(*args)
         except nox.command.CommandFailed:
             failed.append(str(out / "index.html"))
+        _upload(session, results)
     if failed:
         session.error(f"regressions or failures; see {', '.join(failed)}")

@@ -1,4 +1,4 @@
-"""Command line: `python -m matrix run|report|list|interpreters` (see --help of each)."""
+"""Command line: `python -m matrix run|report|list|serve|upload|interpreters` (see --help of each)."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +9,8 @@ from typing import List, Optional
 from matrix import baselines, coverage, schema
 from matrix.engines import UnknownBackend
 from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
+from matrix import upload
+from matrix.service import server
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,7 +33,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true")
 
     report = sub.add_parser("report", help="merge cell files and render the HTML report")
-    report.add_argument("files", nargs="*", help="cell JSON files (any machines, any runs)")
+    report.add_argument("files", nargs="*", help="cell JSON files (any machines, any runs), or folders of them")
     report.add_argument("--out", required=True, help="output folder (index.html, cases/, summary.json)")
     report.add_argument("--baselines", default=None, help="baseline folder (default matrix/baselines)")
     report.add_argument("--reference", default="3.11", help="reference interpreter for amber (default 3.11)")
@@ -39,10 +41,14 @@ def _parser() -> argparse.ArgumentParser:
                         help="an interpreter this machine lacks; shown as 'missing' cells (repeatable)")
     report.add_argument("--backends", default=None, help="comma-separated backend axis for missing cells")
     report.add_argument("--run-id", default=None, help="only merge cells of this run id")
+    report.add_argument("--history", default=None, metavar="URL_OR_FILE",
+                        help="the results service (or a JSON file of its /api/v1/trends): adds trend charts")
 
     listing = sub.add_parser("list", help="list the suite's cases")
     listing.add_argument("--cases", default=None)
     listing.add_argument("--suite", default="matrix.cases")
+    server.add_parser(sub)
+    upload.add_parser(sub)
 
     from matrix import interpreters
     interpreters.add_arguments(sub.add_parser(
@@ -87,13 +93,28 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(args: argparse.Namespace) -> int:
-    from matrix.report import build_report  # pandas and jinja2 are needed only here
+def _cell_files(arguments: List[str]) -> List[str]:
+    """The files given, with a folder standing for the *.json files in it (for tox, which
+    runs commands without a shell to expand globs)."""
+    found: List[str] = []
+    for argument in arguments:
+        path = Path(argument)
+        found += sorted(str(p) for p in path.glob("*.json")) if path.is_dir() else [argument]
+    return found
 
+
+def _report(args: argparse.Namespace) -> int:
+    try:
+        from matrix.report import build_report  # pandas and jinja2 are needed only here
+    except ImportError as err:
+        print(f"python -m matrix report: the report needs the 'report' extra "
+              f"(pip install 'tracematrix[report]'): {err}", file=sys.stderr)
+        return 2
+    args.files = _cell_files(args.files)
     verdicts = build_report(args.files, args.out, baseline_dir=args.baselines, reference=args.reference,
                             missing_pythons=args.missing,
                             backends=args.backends.split(",") if args.backends else None,
-                            run_id=args.run_id)
+                            run_id=args.run_id, history=args.history)
     index = Path(args.out) / "index.html"
     for problem in verdicts["problems"]:
         print(f"problem: {problem}", file=sys.stderr)
@@ -123,6 +144,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         return _report(args)
     if args.command == "list":
         return _list(args)
+    if args.command == "serve":
+        return server.main(args)
+    if args.command == "upload":
+        return upload.main(args)
     if args.command == "interpreters":
         from matrix import interpreters
         return interpreters.main(args)

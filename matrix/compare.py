@@ -18,24 +18,14 @@ import pandas as pd
 
 from matrix import baselines, schema
 from matrix.explain import explain_ir_count
+from matrix.order import BACKEND_ORDER, backend_key, version_key  # noqa: F401 (re-exported)
 
 DEFAULT_REFERENCE = "3.11"
-BACKEND_ORDER = ("eager", "numpy", "triton")
 # Differences expected across versions are ir_count's (explained by opcodes); these
 # are expected identical, so any difference is suspicious.
 IDENTICAL_ACROSS_VERSIONS = ("graph_node_count", "graph_count", "graph_break_count",
                              "guard_count", "recompile_count", "kernel_count")
 
-
-def version_key(python: str) -> Tuple[int, ...]:
-    try:
-        return tuple(int(p) for p in python.split("."))
-    except ValueError:
-        return (999,)
-
-
-def backend_key(backend: str) -> Tuple[int, str]:
-    return (BACKEND_ORDER.index(backend) if backend in BACKEND_ORDER else len(BACKEND_ORDER), backend)
 
 
 @dataclass

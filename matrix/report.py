@@ -11,8 +11,10 @@ import re
 import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
+from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup
 
 from matrix import environment, schema
 from matrix.compare import (DEFAULT_REFERENCE, Comparison, adjacent_versions, compare,
@@ -157,7 +159,7 @@ def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError]) 
 
 
 def render(comparison: Comparison, out_dir: Union[str, Path],
-           rejected: Sequence[schema.ResultFileError] = ()) -> Dict[str, Any]:
+           rejected: Sequence[schema.ResultFileError] = (), trend_charts: Sequence[str] = ()) -> Dict[str, Any]:
     """Write the whole report into out_dir; returns the summary."""
     out = Path(out_dir)
     (out / "cases").mkdir(parents=True, exist_ok=True)
@@ -179,7 +181,7 @@ def render(comparison: Comparison, out_dir: Union[str, Path],
     common = {"summary": verdicts, "reference": comparison.reference_python}
     _write(out / "index.html", env.get_template("index.html").render(
         columns=comparison.columns, rows=matrix_rows, backends=backends, static="static", root=".",
-        problems=verdicts["problems"], **common))
+        problems=verdicts["problems"], trend_charts=[Markup(c) for c in trend_charts], **common))
     for case in comparison.cases:
         _write(out / "cases" / f"{case_slug(case['name'])}.html",
                env.get_template("case.html").render(static="../static", root="..", **_case_context(comparison, case), **common))
@@ -210,7 +212,18 @@ def _case_context(comparison: Comparison, case: Dict[str, Any]) -> Dict[str, Any
                            "baseline_diff": baseline_diff,
                            "metrics": [(m, doc["metrics"].get(m)) for m in schema.METRICS]})
     return {"case": case, "per_column": per_column, "steps": adjacent_versions(comparison, name),
-            "metric_names": schema.METRICS}
+            "metric_names": schema.METRICS, **_listings(per_column)}
+
+
+def _listings(per_column: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The case's source (the first cell that recorded it) and one `dis` listing per
+    interpreter (the same on every backend); cells older than these fields have none."""
+    source = next((pc["case"].get("source") for pc in per_column if pc["case"].get("source")), None)
+    by_python: Dict[str, str] = {}
+    for pc in per_column:
+        if pc["case"].get("dis") and pc["column"]["python"] not in by_python:
+            by_python[pc["column"]["python"]] = pc["case"]["dis"]
+    return {"source": source, "dis_listings": sorted(by_python.items(), key=lambda item: version_key(item[0]))}
 
 
 def _copy_static(target: Path) -> None:
@@ -226,8 +239,11 @@ def _write(path: Path, text: str) -> None:
 def build_report(paths: Sequence[Union[str, Path]], out_dir: Union[str, Path], *,
                  baseline_dir: Union[str, Path, None] = None, reference: str = DEFAULT_REFERENCE,
                  missing_pythons: Sequence[str] = (), backends: Optional[Sequence[str]] = None,
-                 run_id: Optional[str] = None) -> Dict[str, Any]:
-    """Load, compare, render; rejected files are reported, never fatal to the others."""
+                 run_id: Optional[str] = None, history: Optional[str] = None) -> Dict[str, Any]:
+    """Load, compare, render; rejected files are reported, never fatal to the others.
+
+    `history`: the results service's URL or a JSON file of its trends; the index then
+    shows the IR-count trend per interpreter (an unreadable source is a listed problem)."""
     cells, rejected = schema.load_cells(paths)
     problems: List[str] = []
     if run_id:
@@ -237,5 +253,17 @@ def build_report(paths: Sequence[Union[str, Path]], out_dir: Union[str, Path], *
     present = {c["python"] for c in cells if c["cell_status"] != schema.CELL_MISSING}
     axis = list(backends or sorted({c["backend"] for c in cells}) or ["eager"])
     cells += missing_cells([p for p in missing_pythons if p not in present], axis)
+    charts = _trend_charts(history, problems) if history else []
     comparison = compare(cells, baseline_dir=baseline_dir, reference=reference, problems=problems)
-    return render(comparison, out_dir, rejected)
+    return render(comparison, out_dir, rejected, charts)
+
+
+def _trend_charts(history: str, problems: List[str]) -> List[str]:
+    from matrix.service import trends   # standard library only, like this module's other needs
+
+    try:
+        rows, base = trends.load(history)
+    except trends.HistoryUnavailable as err:
+        problems.append(f"no trends: {err}")
+        return []
+    return trends.charts(rows, lambda run_id: f"{base}/runs/{quote(run_id, safe='')}" if base else "#")

@@ -6,12 +6,16 @@ compiler is imported once) with a deadline. A case that raises, crashes the proc
 """
 from __future__ import annotations
 
+import dis
 import faulthandler
+import inspect
+import io
 import multiprocessing
 import os
 import signal
 import sys
 import tempfile
+import textwrap
 import time
 import traceback
 from multiprocessing.connection import wait
@@ -55,7 +59,23 @@ def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = Tr
     status, detail = _status(problem, summary)
     return schema.case_result(case.group, status, detail, calls=len(case.calls),
                               expected_recompiles=case.expected_recompiles,
-                              duration_s=round(time.perf_counter() - started, 6), **summary)
+                              duration_s=round(time.perf_counter() - started, 6),
+                              **listings(case.fn), **summary)
+
+
+def listings(fn: Any) -> Dict[str, Optional[str]]:
+    """The function's source and its `dis` listing on this interpreter (nested code
+    objects included), for the report; None where the source is not available."""
+    try:
+        source: Optional[str] = textwrap.dedent(inspect.getsource(fn))
+    except (OSError, TypeError):
+        source = None
+    listing = io.StringIO()
+    try:
+        dis.dis(fn, file=listing)
+    except TypeError:
+        return {"source": source, "dis": None}
+    return {"source": source, "dis": listing.getvalue()}
 
 
 def _probe_kernel_count(case: Case, engine: Any, backend: str) -> Optional[int]:

@@ -73,6 +73,11 @@ _CASE_FIELDS: Tuple[Tuple[str, tuple], ...] = (
     ("events", (list,)), ("calls", (int,)), ("expected_recompiles", (int,)),
     ("duration_s", (int, float)),
 )
+# Optional case fields (cells written before they existed lack them): the case's source
+# and its `dis` listing on the cell's interpreter, for the report's case pages.
+_OPTIONAL_CASE_FIELDS: Tuple[Tuple[str, tuple], ...] = (
+    ("source", (str, type(None))), ("dis", (str, type(None))),
+)
 _ENVIRONMENT_FIELDS = ("python_version", "python_implementation", "numpy", "triton",
                        "platform", "git_commit")
 
@@ -97,6 +102,7 @@ def validate_case(name: str, case: Any) -> None:
     if not isinstance(case, dict):
         raise SchemaError(f"field cases.{name} should be an object")
     _check_fields(case, _CASE_FIELDS, where)
+    _check_fields(case, [f for f in _OPTIONAL_CASE_FIELDS if f[0] in case], where)
     if case["status"] not in CASE_STATUSES:
         raise SchemaError(f"field {where}status is {case['status']!r}; expected one of "
                           f"{', '.join(CASE_STATUSES)}")
@@ -162,6 +168,7 @@ def case_result(group: str, status: str, detail: Optional[str] = None, **fields:
         "ir_opcodes": {}, "graph_hash": None, "graph_hashes": [], "graph_texts": [],
         "guards": [], "break_reasons": [], "recompile_reasons": [], "fallback_reasons": [],
         "kernels": [], "events": [], "calls": 0, "expected_recompiles": 0, "duration_s": 0.0,
+        "source": None, "dis": None,
     }
     unknown = set(fields) - set(result)
     if unknown:
