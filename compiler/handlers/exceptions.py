@@ -38,8 +38,17 @@ class _ExitFunction(VariableTracker):
         return self.exit_fn.reconstruct(cg)
 
 
+def _check_special_method(tx, owner, name: str) -> None:
+    """A with statement on an object whose type lacks ``name`` fails natively: AttributeError up
+    to 3.11, TypeError ("does not support the context manager protocol") after; let it."""
+    if not hasattr(owner.python_type(), name):
+        raise tx.unsupported(f"{owner.describe()} has no {name}: the with statement fails natively")
+
+
 def _enter(tx):
     manager = tx.pop()
+    _check_special_method(tx, manager, "__enter__")
+    _check_special_method(tx, manager, "__exit__")
     exit_fn = _ExitFunction(manager.getattr(tx, "__exit__"))
     entered = manager.getattr(tx, "__enter__").call(tx, [], {})
     return exit_fn, entered
@@ -175,7 +184,9 @@ def load_special(tx, inst):
     # 3.14: ``with`` looks up __exit__ / __enter__ as a (bound method, NULL) pair; the
     # __exit__ is marked so that WITH_EXCEPT_START finds it.
     name = tx.table.fact("special_methods")[inst.arg]
-    method = tx.pop().getattr(tx, name)
+    owner = tx.pop()
+    _check_special_method(tx, owner, name)
+    method = owner.getattr(tx, name)
     tx.push(_ExitFunction(method) if name in ("__exit__", "__aexit__") else method)
     tx.push(_null())
 
