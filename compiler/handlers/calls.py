@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from . import handler
+from .registry import handler
 from ..variables.base import VariableTracker
 
 

@@ -1,7 +1,7 @@
 """Building and unpacking tuples, lists, sets, dicts and strings."""
 from __future__ import annotations
 
-from . import handler
+from .registry import handler
 from ..exc import Unsupported
 from ..variables.constant import ConstantVariable
 from ..variables.containers import DictVariable, ListVariable, SetVariable, TupleVariable, _const_key

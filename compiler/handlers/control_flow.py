@@ -6,7 +6,7 @@ array values is Unsupported (a data-dependent branch, issue 4).
 """
 from __future__ import annotations
 
-from . import handler
+from .registry import handler
 from ..variables.constant import ConstantVariable
 
 

@@ -10,7 +10,7 @@ frame run natively (where the real exception is raised).
 """
 from __future__ import annotations
 
-from . import handler
+from .registry import handler
 from ..variables.base import VariableTracker
 from ..variables.constant import ConstantVariable
 

@@ -6,7 +6,7 @@ inlined translator's list, and the caller iterates over that list.
 """
 from __future__ import annotations
 
-from . import handler
+from .registry import handler
 from ..variables.constant import ConstantVariable
 from ..variables.functions import NestedFunctionVariable
 

@@ -1,7 +1,7 @@
 """Locals, globals, closure cells, constants and attributes."""
 from __future__ import annotations
 
-from . import handler
+from .registry import handler
 from ..exc import Unsupported
 from ..variables.builder import wrap_constant_result
 from ..variables.constant import ConstantVariable

@@ -1,7 +1,7 @@
 """Unary, binary, in-place and comparison operators; subscripts and slices."""
 from __future__ import annotations
 
-from . import handler
+from .registry import handler
 from ..variables.constant import ConstantVariable
 from ..variables.containers import SliceVariable
 from ..variables.operators import SYMBOLS, binary_op, compare_op, contains_op, is_op, unary_op

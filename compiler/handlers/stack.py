@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dis
 
-from . import handler
+from .registry import handler
 
 
 @handler("NOP", "RESUME", "EXTENDED_ARG", "CACHE")
