@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 from . import cache as cache_mod
 from . import config, events, trace_rules
 from .entry_codegen import MISS
-from .sources import local_param_name
+from .sources import local_param_name, param_names
 
 
 def _check_function(fn: Any, what: str = "compile") -> None:
@@ -85,7 +85,7 @@ def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: di
     code = fn.__code__
     closure = fn.__closure__
     signature_for = [None, None]  # (defaults seen, signature): recomputed if defaults change
-    names = cache_mod.param_names(code)
+    names = param_names(code)
     # inspect.signature calls a comprehension's hidden ".0" argument "implicit0".
     bound_names = ["implicit" + n[1:] if n[:1] == "." and n[1:].isdigit() else n for n in names]
     limit = options.get("cache_limit")

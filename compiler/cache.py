@@ -15,6 +15,8 @@ import types
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from opcode_tables.resume import origin_of
+
 from . import config, events, logs
 from .entry_codegen import (MISS, OutputCodegen, build_entry_source, compile_entry, entry_params,
                             graph_break_body, graph_call_body, native_call_body, native_scope)
@@ -22,6 +24,7 @@ from .events import CompilationEvent
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace, first_failing
 from .ops import may_fail_at_run_time
+from .sources import param_names
 
 
 class CacheEntry:
@@ -96,14 +99,7 @@ def reset() -> None:
     _frame_ids[0] = 0
 
 
-def param_names(code: types.CodeType) -> List[str]:
-    count = code.co_argcount + code.co_kwonlyargcount
-    count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
-    return list(code.co_varnames[:count])
-
-
 def _frame_name(fn: types.FunctionType) -> str:
-    from .resume import origin_of
     code = fn.__code__
     if origin_of(code) is not None:
         return fn.__qualname__  # a continuation: "<function's qualname>.__resume_at_<offset>"

@@ -27,11 +27,15 @@ import types
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
+from opcode_tables.resume import Origin, origin_of, register_origin
 from opcode_tables.stackdepth import stack_effect
 
 from .exc import Unsupported
-from .resume import Continuation, Origin, Registry, Stub, origin_of, pack, register_origin
+from .resume import Continuation, Registry, Stub, pack
+from .sources import param_names
+from .variables.base import NULL
 
 # Calls whose (single) result is the only value they push: the slots below the call's
 # operands survive it unchanged, whatever the version's call layout.
@@ -69,11 +73,6 @@ class BreakPlan:
     blocks: Tuple[Tuple[int, int], ...]
     exits: List[Exit] = field(default_factory=list)
     native_rest: Optional[str] = None  # why the rest of the frame runs natively in the stub
-
-
-def _instructions(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
-    from .tracer import instructions_of
-    return instructions_of(code)
 
 
 def _to_original(tx, index: int) -> Tuple[types.CodeType, str, int]:
@@ -162,13 +161,12 @@ def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, 
 
 def plan(tx) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
-    from .tracer import NULL
     table = tx.table
     if tx.exc_info or any(kind not in ("finally", "with") for kind, _t, _d in tx.block_stack):
         raise Unsupported("graph break inside an except or finally handler (the handled exception "
                           "cannot be handed to a continuation)")
     code, qualname, index = _to_original(tx, tx.ip)
-    instructions, _ = _instructions(code)
+    instructions, _ = instructions_of(code)
     position = {id(inst): i for i, inst in enumerate(instructions)}
     inst = instructions[index]
     traced_index = tx._index
@@ -300,7 +298,7 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: 
     key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, backend.name, id(f_globals))
     cont = registry.get(key)
     if cont is None:
-        instructions, _ = _instructions(p.code)
+        instructions, _ = instructions_of(p.code)
         label = f"__resume_at_{_offset_label(instructions[e.resume_index], e.resume_index)}"
         qualname = f"{p.qualname}.{label}"
         try:
@@ -326,7 +324,6 @@ def _log_code(label: str, code: types.CodeType) -> None:
 def stub_arguments(tx, p: BreakPlan, cg, callee: Any) -> List[str]:
     """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
     A callee whose trace failed is passed compiled, so it becomes its own frame."""
-    from .tracer import NULL
     exprs = []
     for value in tx.stack:
         if value is NULL:
@@ -364,7 +361,6 @@ def _compiled_callee(value, callee_code, cg) -> Optional[str]:
             registry.remember(key, wrapper)
         return cg.const(wrapper)
     if isinstance(value, NestedFunctionVariable):
-        from .cache import param_names
         if not all(name.isidentifier() for name in param_names(code)):
             # A comprehension (its hidden ".0" iterator argument is not traced): native.
             return None

@@ -20,7 +20,6 @@ one continuation.
 from __future__ import annotations
 
 import types
-import weakref
 from typing import Any, Dict, Hashable, List, Optional, Tuple
 
 from .entry_codegen import MISS
@@ -39,28 +38,6 @@ class Resume:
 def pack(branch: int, *values: Any) -> Resume:
     """The packer the stubs' exit code calls (a plain function: no bound-method NULL games)."""
     return Resume(branch, values)
-
-
-class Origin:
-    """Where a generated code object came from: the original code, and the index map."""
-
-    def __init__(self, code: types.CodeType, resume_code: Any, qualname: str, resume_index: int = -1) -> None:
-        self.code = code                  # the original (user) code object
-        self.resume_code = resume_code    # opcode_tables.resume.ResumeCode
-        self.qualname = qualname          # the original function's qualname
-        self.resume_index = resume_index  # where the continuation resumes, in the original code
-
-
-# generated code object -> Origin (weak: a dropped registry frees its code)
-_ORIGINS: "weakref.WeakKeyDictionary[types.CodeType, Origin]" = weakref.WeakKeyDictionary()
-
-
-def origin_of(code: types.CodeType) -> Optional[Origin]:
-    return _ORIGINS.get(code)
-
-
-def register_origin(code: types.CodeType, origin: Origin) -> None:
-    _ORIGINS[code] = origin
 
 
 class _FunctionMaker:

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import dis
 import types
-import weakref
 from collections import Counter
 from typing import Any, Dict, List, Optional, Tuple
 
 import opcode_tables
-from opcode_tables.decode import decode_cached, split_superinstructions
+from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
+from opcode_tables.resume import origin_of
 
 from . import config
 from .exc import InternalCompilerError, Unsupported
@@ -33,16 +33,6 @@ from .sources import ClosureSource, GlobalSource, ItemSource, BuiltinSource, Loc
 from .variables.base import VariableTracker
 from .variables.constant import ConstantVariable
 from .variables.functions import CellVariable
-
-
-class NullVariable(VariableTracker):
-    """The NULL that 3.11+ call sequences (and LOAD_FAST_AND_CLEAR) put on the stack."""
-
-    def describe(self) -> str:
-        return "NULL"
-
-
-NULL = NullVariable()
 
 
 class TracedException(Exception):
@@ -62,22 +52,6 @@ class _Return(Exception):
 
     def __init__(self, value: VariableTracker) -> None:
         self.value = value
-
-
-# Weak: fresh functions (and their code) must be collectable after they are gone.
-_INSTRUCTIONS: "weakref.WeakKeyDictionary[types.CodeType, Tuple[List[Instruction], Dict[int, int]]]" = \
-    weakref.WeakKeyDictionary()
-
-
-def instructions_of(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
-    """Decoded, superinstruction-split instructions and an index by instruction identity."""
-    cached = _INSTRUCTIONS.get(code)
-    if cached is None:
-        instructions = split_superinstructions(decode_cached(code).instructions)
-        index = {id(inst): i for i, inst in enumerate(instructions)}
-        cached = (instructions, index)
-        _INSTRUCTIONS[code] = cached
-    return cached
 
 
 def _where(code: types.CodeType, inst: Optional[Instruction]) -> str:
@@ -418,7 +392,6 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def bind_arguments(self) -> None:
         """Wrap the frame's arguments (installing their guards)."""
-        from .resume import origin_of
         origin = origin_of(self.code)
         stack_params = list(origin.resume_code.stack_params) if origin is not None else []
         entering = origin is not None and origin.resume_index >= 0 and \

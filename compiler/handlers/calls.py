@@ -10,12 +10,7 @@ from __future__ import annotations
 from typing import Dict, List
 
 from .registry import handler
-from ..variables.base import VariableTracker
-
-
-def _is_null(value) -> bool:
-    from ..tracer import NULL
-    return value is NULL
+from ..variables.base import NULL, VariableTracker
 
 
 def _kwargs_from(names: tuple, values: List[VariableTracker]):
@@ -34,10 +29,10 @@ def _pop_callable_pair(tx):
         fn, self_arg = lower, upper
     else:
         fn, self_arg = upper, lower
-        if not _is_null(lower):
+        if lower is not NULL:
             # [method, self]: the lower slot holds the function
             fn, self_arg = lower, upper
-    return fn, (None if _is_null(self_arg) else self_arg)
+    return fn, (None if self_arg is NULL else self_arg)
 
 
 def _call(tx, fn, args, kwargs) -> None:
@@ -108,7 +103,7 @@ def call_function_ex(tx, inst):
         fn = tx.pop()
         if layout == "null_first":
             null = tx.pop()
-            if not _is_null(null):
+            if null is not NULL:
                 raise tx.unsupported("CALL_FUNCTION_EX with a method pair")
     args = args_var.unpack(tx)
     kwargs: Dict[str, VariableTracker] = {}

@@ -11,13 +11,8 @@ frame run natively (where the real exception is raised).
 from __future__ import annotations
 
 from .registry import handler
-from ..variables.base import VariableTracker
+from ..variables.base import NULL, VariableTracker
 from ..variables.constant import ConstantVariable
-
-
-def _null():
-    from ..tracer import NULL
-    return NULL
 
 
 class _ExitFunction(VariableTracker):
@@ -93,7 +88,7 @@ def pop_block(tx, inst):
 
 @handler("BEGIN_FINALLY", stack_effect_exempt=True)
 def begin_finally(tx, inst):
-    tx.push(_null())  # "no exception": END_FINALLY pops it and falls through
+    tx.push(NULL)  # "no exception": END_FINALLY pops it and falls through
 
 
 class _ReturnAddress(ConstantVariable):
@@ -109,7 +104,7 @@ def call_finally(tx, inst):
 @handler("END_FINALLY", stack_effect_exempt=True)
 def end_finally(tx, inst):
     top = tx.pop()
-    if top is _null() or (top.is_python_constant() and top.as_python_constant() is None):
+    if top is NULL or (top.is_python_constant() and top.as_python_constant() is None):
         return
     if isinstance(top, _ReturnAddress):
         tx.ip = top.value
@@ -128,7 +123,7 @@ def pop_finally(tx, inst):
     address; with arg 1 the value to return sits above it and stays."""
     kept = tx.pop() if inst.arg else None
     marker = tx.pop()
-    if marker is not _null() and not isinstance(marker, _ReturnAddress):
+    if marker is not NULL and not isinstance(marker, _ReturnAddress):
         raise tx.unsupported("finally block left by return, break or continue while an exception "
                              "is handled (not traced yet)")
     if inst.arg:
@@ -138,12 +133,12 @@ def pop_finally(tx, inst):
 @handler("WITH_CLEANUP_START", stack_effect_exempt=True)
 def with_cleanup_start(tx, inst):
     top = tx.pop()
-    if top is not _null():
+    if top is not NULL:
         raise tx.unsupported("with block left by an exception (not traced yet)")
     exit_fn = tx.pop()
     none = ConstantVariable(None)
     result = exit_fn.call(tx, [none, none, none], {})
-    tx.push(_null())
+    tx.push(NULL)
     tx.push(result)
 
 

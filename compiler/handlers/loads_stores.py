@@ -2,27 +2,23 @@
 from __future__ import annotations
 
 from .registry import handler
+from ..variables.base import NULL
 from ..exc import Unsupported
 from ..variables.builder import wrap_constant_result
 from ..variables.constant import ConstantVariable
-
-
-def _null():
-    from ..tracer import NULL
-    return NULL
 
 
 def push_with_null(tx, value) -> None:
     """Push a callable plus the NULL the version's call sequence expects beside it."""
     layout = tx.table.fact("call_null_layout")
     if layout == "null_first":
-        tx.push(_null())
+        tx.push(NULL)
         tx.push(value)
     elif layout == "callable_first":
         tx.push(value)
-        tx.push(_null())
+        tx.push(NULL)
     else:  # LOAD_METHOD before 3.11: [NULL, bound callable] tells CALL_METHOD "no self"
-        tx.push(_null())
+        tx.push(NULL)
         tx.push(value)
 
 
@@ -53,13 +49,13 @@ def load_fast(tx, inst):
 @handler("LOAD_FAST_AND_CLEAR")
 def load_fast_and_clear(tx, inst):
     # 3.12 inlined comprehensions save a shadowed name (NULL when unbound) and clear it.
-    tx.push(tx.locals.pop(inst.argval, _null()))
+    tx.push(tx.locals.pop(inst.argval, NULL))
 
 
 @handler("STORE_FAST")
 def store_fast(tx, inst):
     value = tx.pop()
-    if value is _null():
+    if value is NULL:
         tx.locals.pop(inst.argval, None)
     else:
         tx.locals[inst.argval] = value
@@ -78,9 +74,9 @@ def load_global(tx, inst):
     if inst.push_null:
         if tx.table.fact("call_null_layout") == "callable_first":
             tx.push(value)
-            tx.push(_null())
+            tx.push(NULL)
         else:
-            tx.push(_null())
+            tx.push(NULL)
             tx.push(value)
     else:
         tx.push(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dis
 
 from .registry import handler
+from ..variables.base import NULL
 
 
 @handler("NOP", "RESUME", "EXTENDED_ARG", "CACHE")
@@ -18,7 +19,6 @@ def pop_top(tx, inst):
 
 @handler("PUSH_NULL")
 def push_null(tx, inst):
-    from ..tracer import NULL
     tx.push(NULL)
 
 

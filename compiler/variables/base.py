@@ -118,3 +118,14 @@ class FixedObjectVariable(VariableTracker):
 
     def as_python_constant(self) -> Any:
         return self.fixed_object()
+
+
+class NullVariable(VariableTracker):
+    """The NULL that 3.11+ call sequences (and LOAD_FAST_AND_CLEAR) put on the stack."""
+
+    def describe(self) -> str:
+        return "NULL"
+
+
+# The one NULL stack marker: handlers push it, the tracer and graph breaks test ``is NULL``.
+NULL = NullVariable()
