@@ -12,7 +12,10 @@ from typing import Any, List
 
 from . import events as events_mod
 from . import trace_rules
+from .api import _check_function, _resolve_backend
+from .cache import FrameCache, entries_made, entries_since
 from .events import CompilationEvent
+from .wrappers import make_compiled
 
 
 @dataclass
@@ -48,12 +51,10 @@ class ExplainOutput:
 
 
 def explain(fn, *args: Any, **kwargs: Any) -> ExplainOutput:
-    from .api import _check_function, _make_compiled, _resolve_backend
-    from .cache import FrameCache, entries_made, entries_since
     _check_function(fn, "explain")
     fn = trace_rules.original_of_compiled(fn) or fn
     frame_cache = FrameCache(fn.__code__)
-    compiled = _make_compiled(fn, _resolve_backend("eager"), False, {}, frame_cache)
+    compiled = make_compiled(fn, _resolve_backend("eager"), False, {}, frame_cache)
     before = len(events_mod.all_events())
     first_entry = entries_made()
     result = compiled(*args, **kwargs)

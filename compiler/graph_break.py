@@ -25,17 +25,22 @@ from __future__ import annotations
 import dis
 import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
+from opcode_tables.closure_cells import cells_as_free
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
-from opcode_tables.resume import Origin, origin_of, register_origin
+from opcode_tables.liveness import live_locals, reachable
+from opcode_tables.resume import Origin, ResumeExit, build_resume_code, origin_of, register_origin
 from opcode_tables.stackdepth import stack_effect
 
+from . import logs, trace_rules
+from .debug import disassemble
 from .exc import Unsupported
 from .resume import Continuation, Registry, Stub, pack
 from .sources import param_names
 from .variables.base import NULL
+from .variables.functions import LocalFunctionVariable, NestedFunctionVariable, UserFunctionVariable
 
 # Calls whose (single) result is the only value they push: the slots below the call's
 # operands survive it unchanged, whatever the version's call layout.
@@ -50,6 +55,19 @@ _MAY_PUSH_NULL = frozenset({"PUSH_NULL", "LOAD_METHOD", "LOAD_FAST_AND_CLEAR", "
 # instruction's operands stay where they are).
 _PERMUTES_STACK = frozenset({"SWAP", "COPY", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N", "DUP_TOP",
                              "DUP_TOP_TWO"})
+
+
+@dataclass
+class BreakContext:
+    """What building a break's code needs from the driver (compiler.convert_frame), handed
+    in so that this module imports nothing above it."""
+
+    registry: Registry         # the root function's stubs, continuations and callee wrappers
+    backend_name: str          # continuations are shared per backend
+    # A compiled wrapper for a callee whose inlining failed (it becomes its own frame).
+    compile_callee: Callable[[types.FunctionType], Callable]
+    # A lazily compiled continuation for (code, globals, qualname).
+    make_continuation: Callable[[types.CodeType, dict, str], Continuation]
 
 
 @dataclass
@@ -90,7 +108,6 @@ def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: in
     """The backward jump of a loop the instruction at ``index`` is on, if any: a jump back to
     at or before ``index`` that ``index`` can reach, from a target that reaches ``index``
     (3.12+ places exception cleanup after the code and jumps back from it: not a loop)."""
-    from opcode_tables.liveness import reachable
     position = {id(inst): i for i, inst in enumerate(instructions)}
     ahead = None
     for j in range(index, len(instructions)):
@@ -149,12 +166,10 @@ def closure_expr(tx, cg) -> str:
 def _with_cells_as_free(code: types.CodeType, original: types.CodeType) -> types.CodeType:
     if not original.co_cellvars:
         return code
-    from opcode_tables.closure_cells import cells_as_free
     return cells_as_free(code, original.co_cellvars)
 
 
 def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, ...]:
-    from opcode_tables.liveness import live_locals
     live = live_locals(code, index)
     return tuple(n for n in bound if n in live)
 
@@ -264,7 +279,8 @@ def _offset_label(inst: Instruction, index: int) -> int:
 
 
 def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
-    from opcode_tables.resume import ResumeExit, build_resume_code
+    """The stub that runs the breaking instruction natively (made once per break point and
+    layout, shared through the registry)."""
     exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live) for e in p.exits)
     key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, id(f_globals))
     stub = registry.get(key)
@@ -292,10 +308,11 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
     return stub
 
 
-def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: Registry,
-                     limit: Optional[int]) -> Continuation:
-    from opcode_tables.resume import build_resume_code
-    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, backend.name, id(f_globals))
+def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) -> Continuation:
+    """The continuation of one exit (made once per resume point, layout and backend, shared
+    through the registry)."""
+    registry = ctx.registry
+    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, ctx.backend_name, id(f_globals))
     cont = registry.get(key)
     if cont is None:
         instructions, _ = instructions_of(p.code)
@@ -308,69 +325,55 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: 
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
         register_origin(code, Origin(p.code, rc, p.qualname, e.resume_index))
-        cont = registry.put(key, Continuation(code, f_globals, qualname, backend, registry, limit),
-                            qualname)
+        cont = registry.put(key, ctx.make_continuation(code, f_globals, qualname), qualname)
         _log_code(qualname, code)
     return cont
 
 
 def _log_code(label: str, code: types.CodeType) -> None:
-    from . import logs
     if logs.get("bytecode").isEnabledFor(20):
-        from .debug import disassemble
         logs.log("bytecode", "-", "%s:\n%s", label, disassemble(code))
 
 
-def stub_arguments(tx, p: BreakPlan, cg, callee: Any) -> List[str]:
+def stub_arguments(tx, p: BreakPlan, cg, callee: Optional[types.CodeType], ctx: BreakContext) -> List[str]:
     """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
     A callee whose trace failed is passed compiled, so it becomes its own frame."""
     exprs = []
     for value in tx.stack:
         if value is NULL:
             continue
-        compiled = _compiled_callee(value, callee, cg)
+        compiled = _compiled_callee(value, callee, cg, ctx)
         exprs.append(compiled if compiled is not None else value.reconstruct(cg))
     exprs += [tx.locals[name].reconstruct(cg) for name in p.live]
     return exprs
 
 
-def _compiled_callee(value, callee_code, cg) -> Optional[str]:
+def _compiled_callee(value, callee_code: Optional[types.CodeType], cg, ctx: BreakContext) -> Optional[str]:
     """The callable of the breaking call, compiled, when it is the function whose inlining
     failed: a function from outside (its compiled wrapper, made once), or one made in the
     trace (rebuilt, then compiled when the entry runs; its frames share one cache)."""
-    from . import trace_rules
-    from .variables.functions import NestedFunctionVariable, UserFunctionVariable
     code = getattr(value, "code", None)
     if callee_code is None or code is not callee_code or code.co_flags & 0x2A0:
         return None  # generators and coroutines run natively anyway
-    from .variables.functions import LocalFunctionVariable
     if isinstance(value, LocalFunctionVariable):
         if value.source is None:
             return None
-        return f"{cg.const(_compile_at_run_time)}({value.reconstruct(cg)}, {cg.const(cg.backend)})"
+        return f"{cg.const(ctx.compile_callee)}({value.reconstruct(cg)})"
     if isinstance(value, UserFunctionVariable):
         fn = value.fn
         if value.source is None or trace_rules.is_disabled(fn):
             return None
-        registry: Registry = cg.registry
-        key = ("callee", fn, cg.backend.name)
-        wrapper = registry.get(key)
+        key = ("callee", fn, ctx.backend_name)
+        wrapper = ctx.registry.get(key)
         if wrapper is None:
-            from .api import _make_compiled
-            wrapper = _make_compiled(fn, cg.backend, False, {})
-            registry.remember(key, wrapper)
+            wrapper = ctx.registry.remember(key, ctx.compile_callee(fn))
         return cg.const(wrapper)
     if isinstance(value, NestedFunctionVariable):
         if not all(name.isidentifier() for name in param_names(code)):
             # A comprehension (its hidden ".0" iterator argument is not traced): native.
             return None
-        return f"{cg.const(_compile_at_run_time)}({value.reconstruct(cg)}, {cg.const(cg.backend)})"
+        return f"{cg.const(ctx.compile_callee)}({value.reconstruct(cg)})"
     return None
-
-
-def _compile_at_run_time(fn: types.FunctionType, backend: Any) -> Any:
-    from .api import _make_compiled
-    return _make_compiled(fn, backend, False, {})
 
 
 def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optional[str],
