@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .graph import Node
 from .guards import Guard, Namespace
-from .sources import Source, local_param_name
+from .sources import ClosureSource, Source, local_param_name
 
 MISS = object()
 
@@ -55,7 +55,6 @@ class OutputCodegen:
         cell for a free variable; for a cell of the traced code, one new cell made (with its
         contents) where the generated code first needs it, and shared from then on.  The
         first use is the first one evaluated: expressions are generated in execution order."""
-        from .sources import ClosureSource
         if isinstance(cell.source, ClosureSource):
             return f"_cl[{cell.source.index}]"
         name = self._cells.get(id(cell))

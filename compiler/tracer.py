@@ -29,10 +29,17 @@ from opcode_tables.resume import origin_of
 from . import config
 from .exc import InternalCompilerError, Unsupported
 from .output_graph import OutputGraph
-from .sources import ClosureSource, GlobalSource, ItemSource, BuiltinSource, LocalSource, Source
-from .variables.base import VariableTracker
+from .side_effects import DELETED
+from .sources import (BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source,
+                      local_param_name)
+from .variables import builder
+from .variables.base import VariableTracker, current_serial
+from .variables.builtins import ExceptionVariable
 from .variables.constant import ConstantVariable
+from .variables.containers import BaseListVariable, DictVariable, IteratorVariable
 from .variables.functions import CellVariable
+from .variables.resume_prologue import OpaqueValueVariable
+from .variables.user_objects import TracedObjectVariable
 
 
 class TracedException(Exception):
@@ -133,7 +140,6 @@ class InstructionTranslatorBase:
 
     # -- names ------------------------------------------------------------
     def load_global(self, name: str) -> VariableTracker:
-        from .side_effects import DELETED
         stored = self.output.side_effects.lookup("global", self.f_globals, name)
         if stored is not None and stored.value is not DELETED:
             return stored.value
@@ -149,7 +155,6 @@ class InstructionTranslatorBase:
 
     def store_global(self, name: str, value: Optional[VariableTracker]) -> None:
         """STORE_GLOBAL (value) / DELETE_GLOBAL (None): applied by the entry after the graph."""
-        from .side_effects import DELETED
         effects = self.output.side_effects
         stored = effects.lookup("global", self.f_globals, name)
         exists_now = (stored.value is not DELETED) if stored is not None else name in self.f_globals
@@ -196,8 +201,6 @@ class InstructionTranslatorBase:
                     e.inlined_callee = fn.code
                     e.inlined_callee_name = getattr(fn, "qualname", None) or fn.code.co_name
                 raise
-        from .variables.base import current_serial
-        from .variables.containers import IteratorVariable
         starts = self.output.generator_starts
         starts.append(current_serial())
         try:
@@ -283,7 +286,6 @@ class InstructionTranslatorBase:
     def handle_exception(self, e: TracedException) -> None:
         """A Python exception raised by the program: jump to the handler that catches it in
         this frame, or let it leave the frame."""
-        from .variables.builtins import ExceptionVariable
         exc_var = ExceptionVariable(e.exc)
         if self.table.fact("exception_table"):
             handler = self.current.exc if self.current is not None else None
@@ -325,8 +327,6 @@ class InstructionTranslatorBase:
 
 def _reachable(roots: List[VariableTracker], depth: int = 3) -> set:
     """Serials of the trackers a generator frame can reach from its arguments and cells."""
-    from .variables.containers import BaseListVariable, DictVariable
-    from .variables.user_objects import TracedObjectVariable
     seen: set = set()
     frontier = list(roots)
     for _ in range(depth):
@@ -375,7 +375,8 @@ class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any],
                  break_at: Optional[int] = None) -> None:
         code = fn.__code__
-        output = OutputGraph(code, fn.__globals__, fn.__closure__)
+        output = OutputGraph(code, fn.__globals__, fn.__closure__, wrap=builder.wrap,
+                             wrap_constant=builder.wrap_constant_result)
         super().__init__(output, code, fn.__globals__, None, depth=0)
         self.fn = fn
         self.ir_opcodes: Counter = Counter()
@@ -384,7 +385,6 @@ class InstructionTranslator(InstructionTranslatorBase):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
         self.arg_values = arg_values
-        from .sources import local_param_name
         output.argument_values = {local_param_name(n): v for n, v in arg_values.items()}
         self.break_at = break_at
         for index, name in enumerate(code.co_freevars):
@@ -409,7 +409,6 @@ class InstructionTranslator(InstructionTranslatorBase):
             # (a with block's __exit__, ``log.append`` waiting for its argument, a context
             # manager about to be entered): often a new object on every call, so carried
             # along unguarded; any use of it breaks the graph (it runs natively).
-            from .variables.resume_prologue import OpaqueValueVariable
             self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
         # Arguments that are also cells: CPython moves them into their cells at frame start
         # (3.11+ does it with MAKE_CELL, which finds the value in the local slot).

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from .registry import handler
 from ..variables.base import NULL, VariableTracker
+from ..variables.containers import DictVariable, TupleVariable
+from ..variables.operators import unary_op
+from .registry import handler
 
 
 def _kwargs_from(names: tuple, values: List[VariableTracker]):
@@ -92,7 +94,6 @@ def call_kw(tx, inst):
 
 @handler("CALL_FUNCTION_EX")
 def call_function_ex(tx, inst):
-    from ..variables.containers import DictVariable
     kwargs_var = tx.pop() if inst.argval & 1 else None
     args_var = tx.pop()
     layout = tx.table.fact("call_null_layout")
@@ -116,8 +117,6 @@ def call_function_ex(tx, inst):
 
 @handler("CALL_INTRINSIC_1")
 def call_intrinsic_1(tx, inst):
-    from ..variables.containers import TupleVariable
-    from ..variables.operators import unary_op
     name = tx.table.fact("intrinsics_1")[inst.arg]
     if name == "INTRINSIC_LIST_TO_TUPLE":
         tx.push(TupleVariable(tx.pop().unpack(tx)))

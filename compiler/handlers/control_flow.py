@@ -6,8 +6,10 @@ array values is Unsupported (a data-dependent branch, issue 4).
 """
 from __future__ import annotations
 
-from .registry import handler
 from ..variables.constant import ConstantVariable
+from ..variables.containers import IteratorVariable
+from ..variables.operators import is_op
+from .registry import handler
 
 
 @handler("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
@@ -27,7 +29,6 @@ handler("POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_
 
 
 def _is_none(tx, value) -> bool:
-    from ..variables.operators import is_op
     return is_op(tx, value, ConstantVariable(None))
 
 
@@ -58,7 +59,6 @@ handler("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
 
 @handler("GET_ITER")
 def get_iter(tx, inst):
-    from ..variables.containers import IteratorVariable
     value = tx.pop()
     if isinstance(value, IteratorVariable):
         tx.push(value)
@@ -68,7 +68,6 @@ def get_iter(tx, inst):
 
 @handler("FOR_ITER", stack_effect_exempt=True)
 def for_iter(tx, inst):
-    from ..variables.containers import IteratorVariable
     iterator = tx.peek()
     if not isinstance(iterator, IteratorVariable):
         raise tx.unsupported(f"for loop over {iterator.describe()}")

@@ -10,9 +10,10 @@ frame run natively (where the real exception is raised).
 """
 from __future__ import annotations
 
-from .registry import handler
 from ..variables.base import NULL, VariableTracker
+from ..variables.builtins import BuiltinVariable, ExceptionVariable, isinstance_of_type
 from ..variables.constant import ConstantVariable
+from .registry import handler
 
 
 class _ExitFunction(VariableTracker):
@@ -42,7 +43,6 @@ def _enter(tx):
 
 @handler("WITH_EXCEPT_START")
 def with_except_start(tx, inst):
-    from ..variables.builtins import ExceptionVariable
     exit_fn = next((v for v in reversed(tx.stack) if isinstance(v, _ExitFunction)), None)
     exc = next((v for v in reversed(tx.stack[-3:]) if isinstance(v, ExceptionVariable)), None)
     if exit_fn is None or exc is None:
@@ -52,7 +52,6 @@ def with_except_start(tx, inst):
 
 
 def _exception_matches(tx, exc_var, classes_var) -> bool:
-    from ..variables.builtins import isinstance_of_type
     if not classes_var.is_python_constant():
         raise tx.unsupported(f"except clause with {classes_var.describe()}")
     classes = classes_var.as_python_constant()
@@ -60,7 +59,6 @@ def _exception_matches(tx, exc_var, classes_var) -> bool:
 
 
 def _reraise(tx, exc_var):
-    from ..variables.builtins import ExceptionVariable
     if not isinstance(exc_var, ExceptionVariable):
         raise tx.unsupported(f"re-raise of {exc_var.describe()}")
     tx.raise_python_exception(exc_var.exc)
@@ -151,7 +149,6 @@ def with_cleanup_finish(tx, inst):
 def jump_if_not_exc_match(tx, inst):
     classes = tx.pop()
     exc_type = tx.pop()
-    from ..variables.builtins import isinstance_of_type
     if not isinstance_of_type(exc_type.as_python_constant(), classes.as_python_constant()):
         tx.jump_to(inst.target)
 
@@ -207,7 +204,6 @@ def reraise(tx, inst):
 
 @handler("RAISE_VARARGS")
 def raise_varargs(tx, inst):
-    from ..variables.builtins import BuiltinVariable, ExceptionVariable
     if inst.argval == 0:
         if not tx.exc_info:
             raise tx.unsupported("bare raise outside an exception handler")

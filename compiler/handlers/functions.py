@@ -6,9 +6,10 @@ inlined translator's list, and the caller iterates over that list.
 """
 from __future__ import annotations
 
-from .registry import handler
 from ..variables.constant import ConstantVariable
+from ..variables.containers import DictVariable
 from ..variables.functions import NestedFunctionVariable
+from .registry import handler
 
 
 def _make(tx, code, qualname, flags, values) -> NestedFunctionVariable:
@@ -16,7 +17,6 @@ def _make(tx, code, qualname, flags, values) -> NestedFunctionVariable:
     defaults = values.get("defaults")
     kwdefaults = values.get("kwdefaults")
     closure = values.get("closure")
-    from ..variables.containers import DictVariable
     return NestedFunctionVariable(
         code, qualname, tx.f_globals, tx.globals_source,
         defaults.unpack(tx) if defaults is not None else None,
@@ -53,7 +53,6 @@ def set_function_attribute(tx, inst):
     value = tx.pop()
     attr_flags = tx.table.fact("function_attr_flags")
     name = attr_flags[(inst.arg or 0).bit_length() - 1]
-    from ..variables.containers import DictVariable
     if name == "defaults":
         fn._defaults = value.unpack(tx)
     elif name == "kwdefaults":

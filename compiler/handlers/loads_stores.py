@@ -1,11 +1,13 @@
 """Locals, globals, closure cells, constants and attributes."""
 from __future__ import annotations
 
-from .registry import handler
-from ..variables.base import NULL
 from ..exc import Unsupported
+from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
+from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
+from ..variables.user_objects import SuperVariable, native_method
+from .registry import handler
 
 
 def push_with_null(tx, value) -> None:
@@ -143,7 +145,6 @@ def _method(tx, obj, name: str):
     try:
         return obj.getattr(tx, name)
     except Unsupported:
-        from ..variables.user_objects import native_method
         method = native_method(obj, name)
         if method is None:
             raise
@@ -187,13 +188,11 @@ def delete_attr(tx, inst):
 
 @handler("LOAD_ASSERTION_ERROR")
 def load_assertion_error(tx, inst):
-    from ..variables.builtins import BuiltinVariable
     tx.push(BuiltinVariable(AssertionError))
 
 
 @handler("LOAD_SUPER_ATTR")
 def load_super_attr(tx, inst):
-    from ..variables.user_objects import SuperVariable
     obj = tx.pop()
     cls_var = tx.pop()
     tx.pop()  # the global super

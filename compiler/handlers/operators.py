@@ -1,10 +1,11 @@
 """Unary, binary, in-place and comparison operators; subscripts and slices."""
 from __future__ import annotations
 
-from .registry import handler
+from ..variables.builtins import isinstance_of_type
 from ..variables.constant import ConstantVariable
 from ..variables.containers import SliceVariable
 from ..variables.operators import SYMBOLS, binary_op, compare_op, contains_op, is_op, unary_op
+from .registry import handler
 
 # One opcode per operator before 3.11 (BINARY_OP's arg indexes the table fact "binary_ops" after).
 _BINARY_OPNAMES = {
@@ -71,7 +72,6 @@ def compare(tx, inst):
         result = is_op(tx, a, b)
         tx.push(ConstantVariable(result if op == "is" else not result))
     elif op == "exception match":
-        from ..variables.builtins import isinstance_of_type
         tx.push(ConstantVariable(isinstance_of_type(a.as_python_constant(), b.as_python_constant())))
     else:
         tx.push(compare_op(tx, SYMBOLS[op], a, b))

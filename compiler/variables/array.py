@@ -19,8 +19,10 @@ import numpy as np
 
 from ..exc import Unsupported
 from ..graph import Node, TensorMeta
+from ..ops import OpInfo, lookup_attribute, lookup_method, lookup_operator
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .containers import BaseListVariable, SliceVariable, TupleVariable
 
 # Array attributes answered from the metadata (contract: ops.ARRAY_ATTRIBUTES).
 _STATIC_ATTRS = ("shape", "ndim", "dtype", "size", "itemsize", "nbytes")
@@ -81,10 +83,8 @@ class ArrayVariable(VariableTracker):
         if name in _STATIC_ATTRS:
             value = getattr(meta, name)
             if name == "shape":
-                from .containers import TupleVariable
                 return TupleVariable([ConstantVariable(d) for d in value])
             return ConstantVariable(value)
-        from ..ops import lookup_attribute, lookup_method
         attr_op = lookup_attribute(name)
         if attr_op is not None:
             return call_op(tx, attr_op, [self], {})
@@ -100,7 +100,6 @@ class ArrayVariable(VariableTracker):
         return ArrayMethodVariable(self, name, op)
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        from ..ops import lookup_operator
         return call_op(tx, lookup_operator("getitem"), [self, key], {})
 
     def setitem(self, tx, key, value) -> None:
@@ -178,11 +177,9 @@ def to_graph_arg(tx, var: VariableTracker) -> Any:
     """A tracker as a graph argument: arrays become nodes, constants stay values."""
     if isinstance(var, ArrayVariable):
         return var.as_node(tx)
-    from .containers import BaseListVariable
     if isinstance(var, BaseListVariable):
         items = [to_graph_arg(tx, item) for item in var.items]
         return list(items) if var.python_type() is list else tuple(items)
-    from .containers import SliceVariable
     if isinstance(var, SliceVariable):
         return slice(*(to_graph_arg(tx, part) for part in var.parts))
     if var.is_python_constant():
@@ -191,7 +188,6 @@ def to_graph_arg(tx, var: VariableTracker) -> Any:
 
 
 def _arrays_in(vars: Sequence[VariableTracker]) -> List[ArrayVariable]:
-    from .containers import BaseListVariable
     found: List[ArrayVariable] = []
     for var in vars:
         if isinstance(var, ArrayVariable):
@@ -211,8 +207,6 @@ def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> Variab
                 base.has_views = True
         return result
     if isinstance(meta, tuple):
-        from ..ops import lookup_operator
-        from .containers import TupleVariable
         getitem = lookup_operator("getitem")
         items = [wrap_node(tx, tx.output.graph.call(getitem, (node, i), {}), may_alias)
                  for i in range(len(meta))]
@@ -241,7 +235,6 @@ def _setitem_rule(op, args, kwargs):
     """``a[index] = value`` on a private temporary: the result is ``a`` itself (same meta).
     Only assignments NumPy accepts without surprises are captured: the value must broadcast
     to the indexed region, with same-kind casting."""
-    from ..ops import lookup_operator
     target, index, value = args
     region = lookup_operator("getitem").infer(target, index)
     shape = getattr(value, "shape", ())
@@ -266,7 +259,6 @@ def setitem_op():
     result, so the mutation is seen by every alias, of which there are none by construction).
     Not part of the public allowlist: only the tracer emits it."""
     if not _SETITEM_OP:
-        from ..ops import OpInfo
         _SETITEM_OP.append(OpInfo("operator.setitem", _setitem, "other", _setitem_rule, inplace=True,
                                   lowerable=False, doc="item assignment into a temporary"))
     return _SETITEM_OP[0]

@@ -11,11 +11,17 @@ from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
-from ..exc import Unsupported
 from .. import trace_rules
+from ..exc import Unsupported
+from ..sources import TypeSource
+from .array import ArrayVariable
 from .base import FixedObjectVariable, VariableTracker, all_constant, constants_of
-from .constant import ConstantVariable
+from .constant import ConstantVariable, wrap_static_attr
+from .containers import (DictVariable, IteratorVariable, ListVariable, SetVariable, SliceVariable,
+                         TupleVariable, _const_key)
+from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
 from .operators import BINARY, COMPARE, UNARY, binary_op, contains_op, is_op, unary_op
+from .user_objects import UserObjectVariable, make_super
 
 _OPERATOR_BINARY = {getattr(operator, n): n for n in BINARY}
 _OPERATOR_BINARY.update({getattr(operator, n): n for n in COMPARE})
@@ -44,7 +50,6 @@ class BuiltinVariable(FixedObjectVariable):
 
     def getattr(self, tx, name: str) -> VariableTracker:
         if isinstance(self.fn, type):
-            from .builder import wrap_static_attr
             return wrap_static_attr(tx, self.fn, name, self.source)
         return super().getattr(tx, name)
 
@@ -64,13 +69,12 @@ class BuiltinVariable(FixedObjectVariable):
         if all_constant(args) and all_constant(list(kwargs.values())) and (
                 fn in trace_rules.FOLDABLE_BUILTINS or trace_rules.is_foldable_module_function(fn)
                 or isinstance(fn, type) and issubclass(fn, BaseException)):
-            from .builder import wrap_constant_result
             if isinstance(fn, type) and issubclass(fn, BaseException):
                 if kwargs:
                     raise Unsupported(f"{fn.__name__}() with keyword arguments")
                 return ExceptionVariable.create(tx, fn, constants_of(args))
             value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
-            return wrap_constant_result(value)
+            return tx.output.wrap_constant_result(value)
         if isinstance(fn, type) and issubclass(fn, BaseException):
             raise Unsupported(f"exception {fn.__name__} with non-constant arguments")
         name = getattr(fn, "__name__", repr(fn))
@@ -118,9 +122,8 @@ class ExceptionVariable(VariableTracker):
 
     def getattr(self, tx, name: str) -> VariableTracker:
         if name in ("args", "__class__") or not name.startswith("_"):
-            from .builder import wrap_constant_result
             try:
-                return wrap_constant_result(getattr(self.exc, name))
+                return tx.output.wrap_constant_result(getattr(self.exc, name))
             except AttributeError as e:
                 tx.raise_python_exception(e)
         return super().getattr(tx, name)
@@ -130,7 +133,6 @@ class ExceptionVariable(VariableTracker):
 
 
 def _is_array(var: VariableTracker) -> bool:
-    from .array import ArrayVariable
     return isinstance(var, ArrayVariable)
 
 
@@ -146,7 +148,6 @@ def _len(tx, args, kwargs):
 
 
 def _python_type_of(tx, var: VariableTracker) -> type:
-    from .user_objects import UserObjectVariable
     if isinstance(var, UserObjectVariable):
         return type(var.value)
     return var.python_type()
@@ -176,13 +177,11 @@ def _issubclass(tx, args, kwargs):
 
 def _type(tx, args, kwargs):
     if len(args) == 1 and not kwargs:
-        from ..sources import TypeSource
         var = args[0]
         tp = _python_type_of(tx, var)
         if var.source is not None and not _is_array(var):
             return tx.output.wrap(tp, TypeSource(var.source))
-        from .builder import _wrap
-        return _wrap(tx.output, tp, None, None)
+        return tx.output.wrap(tp, None)
 
 
 def _range(tx, args, kwargs):
@@ -193,12 +192,10 @@ def _range(tx, args, kwargs):
 
 
 def _iterator(items, kind="iterator"):
-    from .containers import IteratorVariable
     return IteratorVariable(items, kind)
 
 
 def _enumerate(tx, args, kwargs):
-    from .containers import TupleVariable
     start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_python_constant()
     items = args[0].unpack(tx)
     return _iterator([TupleVariable([ConstantVariable(start + i), item]) for i, item in enumerate(items)],
@@ -206,7 +203,6 @@ def _enumerate(tx, args, kwargs):
 
 
 def _zip(tx, args, kwargs):
-    from .containers import TupleVariable
     strict = kwargs.pop("strict", ConstantVariable(False)).as_python_constant()
     if kwargs:
         return None
@@ -242,7 +238,6 @@ def _reversed(tx, args, kwargs):
 
 
 def _iter(tx, args, kwargs):
-    from .containers import IteratorVariable
     if len(args) == 1 and not kwargs:
         if isinstance(args[0], IteratorVariable):
             return args[0]
@@ -250,7 +245,6 @@ def _iter(tx, args, kwargs):
 
 
 def _next(tx, args, kwargs):
-    from .containers import IteratorVariable
     if 1 <= len(args) <= 2 and not kwargs and isinstance(args[0], IteratorVariable):
         item = args[0].next(tx)
         if item is None:
@@ -261,7 +255,6 @@ def _next(tx, args, kwargs):
 
 
 def _list(tx, args, kwargs):
-    from .containers import ListVariable
     if not args and not kwargs:
         return ListVariable([])
     if len(args) == 1 and not kwargs:
@@ -269,7 +262,6 @@ def _list(tx, args, kwargs):
 
 
 def _tuple(tx, args, kwargs):
-    from .containers import TupleVariable
     if not args and not kwargs:
         return TupleVariable([])
     if len(args) == 1 and not kwargs:
@@ -278,7 +270,6 @@ def _tuple(tx, args, kwargs):
 
 def _set_like(cls):
     def handler(tx, args, kwargs):
-        from .containers import SetVariable, _const_key
         if not args and not kwargs:
             return SetVariable(set(), cls)
         if len(args) == 1 and not kwargs:
@@ -288,7 +279,6 @@ def _set_like(cls):
 
 def _dict_like(cls):
     def handler(tx, args, kwargs):
-        from .containers import DictVariable, _const_key
         factory = None
         if cls is collections.defaultdict:
             if args:
@@ -331,9 +321,8 @@ def _min_max(fn):
                 raise Unsupported(f"{fn.__name__}() over arrays compares their values (data-dependent); "
                                   f"use np.{'maximum' if fn is max else 'minimum'} or .{fn.__name__}()")
             raise Unsupported(f"{fn.__name__}() of non-constant values")
-        from .builder import wrap_constant_result
         value = tx.run_constant(fn, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
-        return wrap_constant_result(value)
+        return tx.output.wrap_constant_result(value)
     return handler
 
 
@@ -384,14 +373,12 @@ def _hasattr(tx, args, kwargs):
 
 
 def _slice(tx, args, kwargs):
-    from .containers import SliceVariable
     if not kwargs and 1 <= len(args) <= 3:
         parts = list(args) if len(args) > 1 else [ConstantVariable(None), args[0]]
         return SliceVariable(parts)
 
 
 def _partial(tx, args, kwargs):
-    from .functions import PartialVariable
     if args:
         return PartialVariable(args[0], list(args[1:]), dict(kwargs))
 
@@ -407,7 +394,6 @@ def _callable(tx, args, kwargs):
         var = args[0]
         if var.is_python_constant():
             return ConstantVariable(callable(var.as_python_constant()))
-        from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
         return ConstantVariable(isinstance(var, (BaseUserFunctionVariable, BoundMethodVariable,
                                                  PartialVariable, BuiltinVariable)))
 
@@ -446,7 +432,6 @@ def _getitem(tx, args, kwargs):
 
 
 def _super(tx, args):
-    from .user_objects import make_super
     return make_super(tx, args)
 
 
@@ -456,9 +441,8 @@ def _sorted(tx, args, kwargs):
     items = args[0].unpack(tx)
     if not all_constant(items) or not all_constant(list(kwargs.values())):
         raise Unsupported("sorted() of non-constant values (or with a traced key function)")
-    from .builder import wrap_constant_result
     values = tx.run_constant(sorted, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
-    return wrap_constant_result(values)
+    return tx.output.wrap_constant_result(values)
 
 
 def _reduce(tx, args, kwargs):

@@ -1,11 +1,12 @@
 """Immutable Python values known at trace time: numbers, strings, None, slices, types, dtypes."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from ..exc import Unsupported
+from ..sources import AttrSource, Source
 from .base import VariableTracker, all_constant, constants_of
 
 # Values whose methods can be evaluated at trace time (immutable, no side effects).
@@ -47,7 +48,6 @@ class ConstantVariable(VariableTracker):
 
     def getattr(self, tx, name: str) -> VariableTracker:
         if isinstance(self.value, type):
-            from .builder import wrap_static_attr
             return wrap_static_attr(tx, self.value, name, self.source)
         if not isinstance(self.value, _PURE_METHOD_TYPES) and self.value is not None:
             raise Unsupported(f"attribute {name!r} of {self.describe()}")
@@ -66,9 +66,9 @@ class ConstantVariable(VariableTracker):
 
     def call(self, tx, args, kwargs) -> VariableTracker:
         value = self.value
-        if isinstance(value, type) and (issubclass(value, np.generic) or value is np.dtype):
-            from .numpy_functions import call_numpy_callable
-            return call_numpy_callable(tx, value, args, kwargs)
+        if isinstance(value, type) and (issubclass(value, np.generic) or value is np.dtype) and \
+                _numpy_type_call is not None:
+            return _numpy_type_call(tx, value, args, kwargs)
         return super().call(tx, args, kwargs)
 
     def reconstruct(self, cg) -> str:
@@ -95,8 +95,7 @@ class ConstantMethodVariable(VariableTracker):
         values = [static_value(tx, a, self.describe()) for a in args]
         result = tx.run_constant(method, values, {k: static_value(tx, v, self.describe())
                                                   for k, v in kwargs.items()})
-        from .builder import wrap_constant_result
-        return wrap_constant_result(result)
+        return tx.output.wrap_constant_result(result)
 
 
 def static_value(tx, var: VariableTracker, what: str) -> Any:
@@ -111,3 +110,27 @@ def static_value(tx, var: VariableTracker, what: str) -> Any:
     if items is not None and all_constant(items):
         return constants_of(items)
     raise Unsupported(f"{what} with a non-constant argument ({var.describe()})")
+
+
+def wrap_static_attr(tx, owner: Any, name: str, source: Optional[Source]) -> VariableTracker:
+    """``owner.name`` for a class or module known at trace time."""
+    try:
+        value = getattr(owner, name)
+    except AttributeError as e:
+        tx.raise_python_exception(AttributeError(str(e)))
+    if source is None:
+        if isinstance(value, (int, float, str, bool, type(None))):
+            return ConstantVariable(value)
+        raise Unsupported(f"attribute {name!r} of {owner!r} without a source to guard")
+    return tx.output.wrap(value, AttrSource(source, name))
+
+
+# How a NumPy type held as a constant is called (``np.float32(x)``, ``np.dtype("f4")``):
+# compiler.variables.numpy_functions installs it; it sits above this module in the
+# import order, since it needs array and container trackers.
+_numpy_type_call: Optional[Callable[..., VariableTracker]] = None
+
+
+def set_numpy_type_call(call: Callable[..., VariableTracker]) -> None:
+    global _numpy_type_call
+    _numpy_type_call = call

@@ -69,7 +69,6 @@ class BaseListVariable(_MethodsByName, VariableTracker):
         return len(self.items)
 
     def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        from .containers import SliceVariable
         if isinstance(key, SliceVariable):
             key = ConstantVariable(key.as_python_constant())
         index = key.as_python_constant() if key.is_python_constant() else None

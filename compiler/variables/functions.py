@@ -14,7 +14,7 @@ import types
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..exc import Unsupported
-from ..sources import AttrSource, Source, closure_cell_source
+from ..sources import AttrSource, ItemSource, Source, closure_cell_source
 from .base import VariableTracker
 from .constant import ConstantVariable
 from .containers import DictVariable, TupleVariable
@@ -157,7 +157,6 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         if not self.fn.__defaults__:
             return None
         base = AttrSource(self.source, "__defaults__") if self.source is not None else None
-        from ..sources import ItemSource
         return [tx.output.wrap(value, ItemSource(base, i) if base is not None else None)
                 for i, value in enumerate(self.fn.__defaults__)]
 
@@ -165,7 +164,6 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         if not self.fn.__kwdefaults__:
             return None
         base = AttrSource(self.source, "__kwdefaults__") if self.source is not None else None
-        from ..sources import ItemSource
         return {k: tx.output.wrap(v, ItemSource(base, k) if base is not None else None)
                 for k, v in self.fn.__kwdefaults__.items()}
 

@@ -6,12 +6,14 @@ from typing import Any, Optional
 import numpy as np
 
 from ..exc import Unsupported
+from ..ops import lookup_function
+from .array import ArrayVariable, call_op
 from .base import FixedObjectVariable, VariableTracker, all_constant, constants_of
-from .constant import ConstantVariable
+from .constant import ConstantVariable, set_numpy_type_call, wrap_static_attr
+from .containers import BaseListVariable
 
 
 def lookup_numpy_op(value: Any):
-    from ..ops import lookup_function
     try:
         return lookup_function(value)
     except TypeError:  # unhashable callables
@@ -19,8 +21,6 @@ def lookup_numpy_op(value: Any):
 
 
 def _has_array(values) -> bool:
-    from .array import ArrayVariable
-    from .containers import BaseListVariable
     for v in values:
         if isinstance(v, ArrayVariable):
             return True
@@ -42,7 +42,6 @@ class NumpyFunctionVariable(FixedObjectVariable):
         return self.fn
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_static_attr
         if name in ("__name__", "__qualname__"):
             return ConstantVariable(getattr(self.fn, name))
         return wrap_static_attr(tx, self.fn, name, self.source)
@@ -53,7 +52,6 @@ class NumpyFunctionVariable(FixedObjectVariable):
         values = list(args) + list(kwargs.values())
         if not _has_array(values) and self.op.kind != "creation" and all_constant(values):
             return _fold(tx, self.fn, args, kwargs)
-        from .array import call_op
         return call_op(tx, self.op, list(args), dict(kwargs))
 
 
@@ -62,8 +60,7 @@ def _fold(tx, fn, args, kwargs) -> VariableTracker:
     if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None:
         return ConstantVariable(value)
     if isinstance(value, (tuple, list)) and all(isinstance(v, (np.generic, int, float, bool)) for v in value):
-        from .builder import wrap_constant_result
-        return wrap_constant_result(value)
+        return tx.output.wrap_constant_result(value)
     raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants produced a "
                       f"{type(value).__name__}, which cannot be a graph constant")
 
@@ -77,3 +74,6 @@ def call_numpy_callable(tx, fn: Any, args, kwargs) -> VariableTracker:
     if op is not None:
         return NumpyFunctionVariable(fn, op).call(tx, args, kwargs)
     raise Unsupported(f"{getattr(fn, '__name__', fn)}() of an array is not in the allowlist")
+
+
+set_numpy_type_call(call_numpy_callable)

@@ -10,8 +10,11 @@ import operator
 from typing import Callable, Dict
 
 from ..exc import Unsupported
+from ..ops import lookup_operator
+from .array import ArrayVariable, call_op
 from .base import VariableTracker
 from .constant import ConstantVariable
+from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
 
 BINARY: Dict[str, Callable] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -35,14 +38,11 @@ SYMBOLS: Dict[str, str] = {
 
 
 def _is_array(var: VariableTracker) -> bool:
-    from .array import ArrayVariable
     return isinstance(var, ArrayVariable)
 
 
 def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bool = False) -> VariableTracker:
     """``a <op> b`` (or ``a <op>= b``)."""
-    from ..ops import lookup_operator
-    from .array import ArrayVariable, call_op
     if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
         result = call_op(tx, lookup_operator(name), [a, b], {})
         if inplace and isinstance(a, ArrayVariable) and a.meta.kind == "array":
@@ -61,12 +61,10 @@ def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bo
 
 
 def _constant_result(tx, fn: Callable, *values) -> VariableTracker:
-    from .builder import wrap_constant_result
-    return wrap_constant_result(tx.run_constant(fn, list(values), {}))
+    return tx.output.wrap_constant_result(tx.run_constant(fn, list(values), {}))
 
 
 def _container_binary_op(tx, name, a, b, inplace) -> VariableTracker:
-    from .containers import BaseListVariable, ListVariable, TupleVariable, SetVariable, DictVariable
     if name == "add" and isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
         if a.python_type() is list and b.python_type() is list:
             if inplace:
@@ -99,8 +97,6 @@ def _container_binary_op(tx, name, a, b, inplace) -> VariableTracker:
 
 
 def unary_op(tx, name: str, a: VariableTracker) -> VariableTracker:
-    from ..ops import lookup_operator
-    from .array import ArrayVariable, call_op
     if isinstance(a, ArrayVariable):
         return call_op(tx, lookup_operator(name), [a], {})
     if a.is_python_constant():

@@ -14,9 +14,12 @@ import types
 from typing import Any, Dict, Optional
 
 from ..exc import Unsupported
+from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, TypeSource
 from .base import FixedObjectVariable, VariableTracker
-from .constant import ConstantVariable
+from .constant import ConstantVariable, wrap_static_attr
+from .containers import NamedTupleVariable
+from .functions import BoundMethodVariable, UserFunctionVariable
 
 _MISSING = object()
 _PLAIN_METACLASSES = (type, abc.ABCMeta)
@@ -34,7 +37,6 @@ class ModuleVariable(VariableTracker):
         return types.ModuleType
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_static_attr
         return wrap_static_attr(tx, self.module, name, self.source)
 
 
@@ -67,11 +69,9 @@ class UserClassVariable(FixedObjectVariable):
         if isinstance(attr, staticmethod):
             return tx.output.wrap(attr.__func__, AttrSource(self.source, name) if self.source else None)
         if isinstance(attr, classmethod):
-            from .functions import BoundMethodVariable
             fn = tx.output.wrap(attr.__func__, AttrSource(AttrSource(self.source, name), "__func__")
                                 if self.source else None)
             return BoundMethodVariable(fn, self)
-        from .builder import wrap_static_attr
         return wrap_static_attr(tx, self.cls, name, self.source)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
@@ -94,7 +94,6 @@ class UserClassVariable(FixedObjectVariable):
             source = AttrSource(self.source, "__init__") if self.source is not None and owner is cls else None
             init_var = tx.output.wrap(init, source) if source is not None else None
             if init_var is None:
-                from .functions import UserFunctionVariable
                 init_var = UserFunctionVariable(init, None)
             result = init_var.call(tx, [obj, *args], kwargs)
             if not (result.is_python_constant() and result.as_python_constant() is None):
@@ -106,8 +105,6 @@ class UserClassVariable(FixedObjectVariable):
 
 class NamedTupleClassVariable(UserClassVariable):
     def call(self, tx, args, kwargs) -> VariableTracker:
-        from .containers import NamedTupleVariable
-        from .functions import bind_arguments
         fields = self.cls._fields
         defaults = getattr(self.cls, "_field_defaults", {})
         values = list(args)
@@ -142,7 +139,6 @@ def _is_data_descriptor(attr: Any) -> bool:
 def class_attribute(tx, obj: VariableTracker, cls: type, cls_source, name: str,
                     class_attr: Any) -> VariableTracker:
     """``obj.name`` resolved on the class (the instance dict did not have it)."""
-    from .functions import BoundMethodVariable
     src = (lambda *path: _attr_path(cls_source, name, *path)) if cls_source is not None else (lambda *p: None)
     if class_attr is _MISSING:
         tx.raise_python_exception(AttributeError(f"{cls.__name__!r} object has no attribute {name!r}"))
@@ -198,7 +194,6 @@ class UserObjectVariable(VariableTracker):
         _check_plain_class(cls)
         class_attr = _class_lookup(cls, name)
         if not _is_data_descriptor(class_attr):
-            from ..side_effects import DELETED
             stored = tx.output.side_effects.lookup("attr", self.value, name)
             if stored is not None:
                 if stored.value is not DELETED:
@@ -212,7 +207,6 @@ class UserObjectVariable(VariableTracker):
     def setattr(self, tx, name: str, value: Optional[VariableTracker]) -> None:
         """An attribute store (value) or delete (None) on an outside object, replayed by the
         cache entry; only plain instance-dict attributes are modelled."""
-        from ..side_effects import DELETED
         cls = type(self.value)
         what = f"attribute {'store' if value is not None else 'delete'} .{name}"
         if self.source is None or not hasattr(self.value, "__dict__") or \
@@ -239,7 +233,6 @@ class UserObjectVariable(VariableTracker):
     def call(self, tx, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")
         if isinstance(call, types.FunctionType):
-            from .functions import BoundMethodVariable
             fn = tx.output.wrap(call, AttrSource(TypeSource(self.source), "__call__"))
             return BoundMethodVariable(fn, self).call(tx, args, kwargs)
         return super().call(tx, args, kwargs)
@@ -303,7 +296,6 @@ class OpaqueCallableVariable(VariableTracker):
         return self.value
 
     def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_static_attr
         return wrap_static_attr(tx, self.value, name, self.source)
 
     def call(self, tx, args, kwargs) -> VariableTracker:
