@@ -29,7 +29,9 @@ MISS = object()
 class OutputCodegen:
     """Collects what the return expression needs: graph outputs and constants."""
 
-    def __init__(self, tx, ns: Namespace) -> None:
+    def __init__(self, tx: Any, ns: Namespace) -> None:
+        # tx: the compiler.tracer translator whose trace this entry runs (this module sits
+        # below the tracer and the trackers, so it names neither).
         self.tx = tx
         self.ns = ns
         self.outputs: List[Node] = []

@@ -32,14 +32,17 @@ from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
 from opcode_tables.liveness import live_locals, reachable
 from opcode_tables.resume import Origin, ResumeExit, build_resume_code, origin_of, register_origin
+from opcode_tables.spec import VersionTable
 from opcode_tables.stackdepth import stack_effect
 
 from . import logs, trace_rules
 from .debug import disassemble
+from .entry_codegen import OutputCodegen
 from .exc import Unsupported
 from .resume import Continuation, Registry, Stub, pack
 from .sources import param_names
-from .variables.base import NULL
+from .tracer import InstructionTranslator
+from .variables.base import NULL, VariableTracker
 from .variables.functions import LocalFunctionVariable, NestedFunctionVariable, UserFunctionVariable
 
 # Calls whose (single) result is the only value they push: the slots below the call's
@@ -93,7 +96,7 @@ class BreakPlan:
     native_rest: Optional[str] = None  # why the rest of the frame runs natively in the stub
 
 
-def _to_original(tx, index: int) -> Tuple[types.CodeType, str, int]:
+def _to_original(tx: InstructionTranslator, index: int) -> Tuple[types.CodeType, str, int]:
     """(original code, original qualname, index there) for an index into the traced code."""
     origin = origin_of(tx.code)
     if origin is None:
@@ -122,7 +125,7 @@ def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: in
     return None
 
 
-def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
+def _layout_after(table: VersionTable, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
     None where it cannot be known without knowing what the instruction pushes."""
@@ -144,7 +147,7 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
     return nulls[:kept] + (False,) * (after - kept)
 
 
-def _bound_names(tx) -> List[str]:
+def _bound_names(tx: InstructionTranslator) -> List[str]:
     """Locals holding a value at the break, in the code's own order.  Cells are not among
     them: stubs and continuations receive the frame's cell objects in their closure
     (closures made before the break share them)."""
@@ -152,7 +155,7 @@ def _bound_names(tx) -> List[str]:
     return [name for name in code.co_varnames if name in tx.locals and name not in code.co_cellvars]
 
 
-def closure_expr(tx, cg) -> str:
+def closure_expr(tx: InstructionTranslator, cg: OutputCodegen) -> str:
     """The closure stubs and continuations run with: the frame's own closure, then one cell
     object per cell variable of the frame (made by the entry, shared with any function the
     entry rebuilds)."""
@@ -174,7 +177,7 @@ def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, 
     return tuple(n for n in bound if n in live)
 
 
-def plan(tx) -> BreakPlan:
+def plan(tx: InstructionTranslator) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
     table = tx.table
     if tx.exc_info or any(kind not in ("finally", "with") for kind, _t, _d in tx.block_stack):
@@ -335,7 +338,8 @@ def _log_code(label: str, code: types.CodeType) -> None:
         logs.log("bytecode", "-", "%s:\n%s", label, disassemble(code))
 
 
-def stub_arguments(tx, p: BreakPlan, cg, callee: Optional[types.CodeType], ctx: BreakContext) -> List[str]:
+def stub_arguments(tx: InstructionTranslator, p: BreakPlan, cg: OutputCodegen, callee: Optional[types.CodeType],
+                   ctx: BreakContext) -> List[str]:
     """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
     A callee whose trace failed is passed compiled, so it becomes its own frame."""
     exprs = []
@@ -348,7 +352,8 @@ def stub_arguments(tx, p: BreakPlan, cg, callee: Optional[types.CodeType], ctx: 
     return exprs
 
 
-def _compiled_callee(value, callee_code: Optional[types.CodeType], cg, ctx: BreakContext) -> Optional[str]:
+def _compiled_callee(value: VariableTracker, callee_code: Optional[types.CodeType], cg: OutputCodegen,
+                     ctx: BreakContext) -> Optional[str]:
     """The callable of the breaking call, compiled, when it is the function whose inlining
     failed: a function from outside (its compiled wrapper, made once), or one made in the
     trace (rebuilt, then compiled when the entry runs; its frames share one cache)."""
@@ -377,7 +382,7 @@ def _compiled_callee(value, callee_code: Optional[types.CodeType], cg, ctx: Brea
 
 
 def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optional[str],
-               table) -> List[str]:
+               table: VersionTable) -> List[str]:
     """The entry's last lines: call the stub, then the continuation of the exit it reached."""
     lines = []
     spec = table.opcodes[p.inst.opname]

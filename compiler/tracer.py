@@ -19,7 +19,7 @@ from __future__ import annotations
 import dis
 import types
 from collections import Counter
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 import opcode_tables
 from opcode_tables.decode import instructions_of
@@ -37,7 +37,7 @@ from .variables.base import VariableTracker, current_serial
 from .variables.builtins import ExceptionVariable
 from .variables.constant import ConstantVariable
 from .variables.containers import BaseListVariable, DictVariable, IteratorVariable
-from .variables.functions import CellVariable
+from .variables.functions import BaseUserFunctionVariable, CellVariable
 from .variables.resume_prologue import OpaqueValueVariable
 from .variables.user_objects import TracedObjectVariable
 
@@ -119,10 +119,10 @@ class InstructionTranslatorBase:
     def unsupported(self, reason: str) -> "Unsupported":
         return Unsupported(reason, where=self.where())
 
-    def raise_python_exception(self, exc: BaseException):
+    def raise_python_exception(self, exc: BaseException) -> NoReturn:
         raise TracedException(exc)
 
-    def run_constant(self, fn, args, kwargs):
+    def run_constant(self, fn: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
         """Evaluate a pure function at trace time; its exceptions are the program's."""
         try:
             return fn(*args, **kwargs)
@@ -184,7 +184,7 @@ class InstructionTranslatorBase:
                       kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         return fn.call(self, args, kwargs)
 
-    def inline_call(self, fn, bound: Dict[str, VariableTracker]) -> VariableTracker:
+    def inline_call(self, fn: BaseUserFunctionVariable, bound: Dict[str, VariableTracker]) -> VariableTracker:
         if self.depth + 1 > config.max_inline_depth:
             raise self.unsupported(f"inlining depth above {config.max_inline_depth} "
                                    f"(recursion of {fn.describe()} is not static)")
@@ -460,7 +460,8 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 
 class InliningTranslator(InstructionTranslatorBase):
-    def __init__(self, parent: InstructionTranslatorBase, fn, bound: Dict[str, VariableTracker]) -> None:
+    def __init__(self, parent: InstructionTranslatorBase, fn: BaseUserFunctionVariable,
+                 bound: Dict[str, VariableTracker]) -> None:
         super().__init__(parent.output, fn.code, fn.globals_dict(), fn.globals_source(parent),
                          parent.depth + 1)
         self.parent = parent

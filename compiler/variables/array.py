@@ -20,7 +20,7 @@ import numpy as np
 from ..exc import Unsupported
 from ..graph import Node, TensorMeta
 from ..ops import OpInfo, lookup_attribute, lookup_method, lookup_operator
-from .base import VariableTracker
+from .base import Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, SliceVariable, TupleVariable
 
@@ -59,26 +59,26 @@ class ArrayVariable(VariableTracker):
     def python_type(self) -> type:
         return np.ndarray if self.meta.kind == "array" else self.meta.dtype.type
 
-    def as_node(self, tx) -> Node:
+    def as_node(self, tx: Translator) -> Node:
         if self.node is None:
             self.node = tx.output.placeholder_for(self)
         return self.node
 
     # -- Python protocol --------------------------------------------------
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         raise Unsupported(f"data-dependent branch: truth value of {self.describe()} "
                           "depends on the array's contents")
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         if self.meta.kind != "array" or not self.meta.shape:
             raise Unsupported(f"len() of a 0-d {self.describe()}")
         return self.meta.shape[0]
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         n = self.length(tx)
         return [self.getitem(tx, ConstantVariable(i)) for i in range(n)]
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         meta = self.meta
         if name in _STATIC_ATTRS:
             value = getattr(meta, name)
@@ -99,10 +99,10 @@ class ArrayVariable(VariableTracker):
             # breaks at the call (with the bound method rebuilt for the native call).
         return ArrayMethodVariable(self, name, op)
 
-    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         return call_op(tx, lookup_operator("getitem"), [self, key], {})
 
-    def setitem(self, tx, key, value) -> None:
+    def setitem(self, tx: Translator, key, value) -> None:
         what = "item assignment"
         if self.meta.kind != "array":
             raise Unsupported(f"{what} into {self.describe()}")
@@ -116,7 +116,7 @@ class ArrayVariable(VariableTracker):
         return cg.graph_output(self.as_node(cg.tx))
 
     # -- in-place ---------------------------------------------------------
-    def check_inplace(self, tx, what: str) -> None:
+    def check_inplace(self, tx: Translator, what: str) -> None:
         """An in-place write is modelled for a temporary nobody else can observe, and for an
         input array (replayed into the caller's buffer by the cache entry); never for an
         array that shares memory with another tracked array."""
@@ -135,7 +135,7 @@ class ArrayVariable(VariableTracker):
             tx.output.side_effects.note_array(self)
             self.mutated_input = True
 
-    def rebind(self, tx, result: "ArrayVariable", what: str) -> None:
+    def rebind(self, tx: Translator, result: "ArrayVariable", what: str) -> None:
         tx.output.note_mutation(self, what)
         if not result.meta.same_value_type(self.meta):
             raise Unsupported(f"{what} would change {self.describe()} to {result.describe()} "
@@ -157,7 +157,7 @@ class ArrayMethodVariable(VariableTracker):
     def describe(self) -> str:
         return f"method ndarray.{self.name}"
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         if self.op is None:
             why = _DATA_DEPENDENT_METHODS.get(self.name, "is not in the allowlist")
             raise Unsupported(f"ndarray.{self.name}() {why}")
@@ -173,7 +173,7 @@ _DATA_DEPENDENT_METHODS = {
 }
 
 
-def to_graph_arg(tx, var: VariableTracker) -> Any:
+def to_graph_arg(tx: Translator, var: VariableTracker) -> Any:
     """A tracker as a graph argument: arrays become nodes, constants stay values."""
     if isinstance(var, ArrayVariable):
         return var.as_node(tx)
@@ -197,7 +197,7 @@ def _arrays_in(vars: Sequence[VariableTracker]) -> List[ArrayVariable]:
     return found
 
 
-def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> VariableTracker:
+def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> VariableTracker:
     meta = node.meta
     if isinstance(meta, TensorMeta):
         result = ArrayVariable(meta, node)
@@ -214,7 +214,7 @@ def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> Variab
     raise Unsupported(f"{node.target} returned a value the graph cannot describe")
 
 
-def call_op(tx, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
+def call_op(tx: Translator, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
             fresh: bool = False) -> VariableTracker:
     """Put one allow-listed op into the graph and track its result (``fresh``: the result
     aliases none of the arguments' memory, whatever the op's kind)."""

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..exc import Unsupported
 from ..sources import AttrSource, Source
-from .base import VariableTracker, all_constant, constants_of
+from .base import Translator, VariableTracker, all_constant, constants_of
 
 # Values whose methods can be evaluated at trace time (immutable, no side effects).
 _PURE_METHOD_TYPES = (str, bytes, int, float, complex, bool, range, slice, frozenset, np.dtype, np.generic)
@@ -32,21 +32,21 @@ class ConstantVariable(VariableTracker):
     def as_python_constant(self) -> Any:
         return self.value
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         return bool(self.value)
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         if isinstance(self.value, (str, bytes, range, frozenset)):
             return [ConstantVariable(v) for v in self.value]
         return super().unpack(tx)
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         try:
             return len(self.value)
         except TypeError:
             raise Unsupported(f"len() of {self.describe()}") from None
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if isinstance(self.value, type):
             return wrap_static_attr(tx, self.value, name, self.source)
         if not isinstance(self.value, _PURE_METHOD_TYPES) and self.value is not None:
@@ -59,12 +59,12 @@ class ConstantVariable(VariableTracker):
             return ConstantMethodVariable(self.value, name)
         return ConstantVariable(attr)
 
-    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         if isinstance(self.value, (str, bytes, range)) and key.is_python_constant():
             return ConstantVariable(self.value[key.as_python_constant()])
         return super().getitem(tx, key)
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         value = self.value
         if isinstance(value, type) and (issubclass(value, np.generic) or value is np.dtype) and \
                 _numpy_type_call is not None:
@@ -90,7 +90,8 @@ class ConstantMethodVariable(VariableTracker):
     def describe(self) -> str:
         return f"method {type(self.obj).__name__}.{self.name}"
 
-    def call(self, tx, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+    def call(self, tx: Translator, args: Sequence[VariableTracker],
+             kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         method = getattr(self.obj, self.name)
         values = [static_value(tx, a, self.describe()) for a in args]
         result = tx.run_constant(method, values, {k: static_value(tx, v, self.describe())
@@ -98,7 +99,7 @@ class ConstantMethodVariable(VariableTracker):
         return tx.output.wrap_constant_result(result)
 
 
-def static_value(tx, var: VariableTracker, what: str) -> Any:
+def static_value(tx: Translator, var: VariableTracker, what: str) -> Any:
     """The Python value of a constant, or a list of the items of a container of constants
     (for trace-time evaluation: ``", ".join(names)``)."""
     if var.is_python_constant():
@@ -112,7 +113,7 @@ def static_value(tx, var: VariableTracker, what: str) -> Any:
     raise Unsupported(f"{what} with a non-constant argument ({var.describe()})")
 
 
-def wrap_static_attr(tx, owner: Any, name: str, source: Optional[Source]) -> VariableTracker:
+def wrap_static_attr(tx: Translator, owner: Any, name: str, source: Optional[Source]) -> VariableTracker:
     """``owner.name`` for a class or module known at trace time."""
     try:
         value = getattr(owner, name)

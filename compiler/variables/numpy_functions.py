@@ -8,7 +8,7 @@ import numpy as np
 from ..exc import Unsupported
 from ..ops import lookup_function
 from .array import ArrayVariable, call_op
-from .base import FixedObjectVariable, VariableTracker, all_constant, constants_of
+from .base import FixedObjectVariable, Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable, set_numpy_type_call, wrap_static_attr
 from .containers import BaseListVariable
 
@@ -41,12 +41,12 @@ class NumpyFunctionVariable(FixedObjectVariable):
     def fixed_object(self) -> Any:
         return self.fn
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__"):
             return ConstantVariable(getattr(self.fn, name))
         return wrap_static_attr(tx, self.fn, name, self.source)
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         if "out" in kwargs:
             raise Unsupported(f"{self.op.name}(..., out=...) writes into an existing array (a side effect)")
         values = list(args) + list(kwargs.values())
@@ -55,7 +55,7 @@ class NumpyFunctionVariable(FixedObjectVariable):
         return call_op(tx, self.op, list(args), dict(kwargs))
 
 
-def _fold(tx, fn, args, kwargs) -> VariableTracker:
+def _fold(tx: Translator, fn, args, kwargs) -> VariableTracker:
     value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
     if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None:
         return ConstantVariable(value)
@@ -65,7 +65,7 @@ def _fold(tx, fn, args, kwargs) -> VariableTracker:
                       f"{type(value).__name__}, which cannot be a graph constant")
 
 
-def call_numpy_callable(tx, fn: Any, args, kwargs) -> VariableTracker:
+def call_numpy_callable(tx: Translator, fn: Any, args, kwargs) -> VariableTracker:
     """Calling a NumPy type (np.float32(...), np.dtype(...)) or other NumPy callable."""
     op = lookup_numpy_op(fn)
     values = list(args) + list(kwargs.values())
