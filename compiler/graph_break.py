@@ -45,21 +45,6 @@ from .tracer import InstructionTranslator
 from .variables.base import NULL, VariableTracker
 from .variables.functions import LocalFunctionVariable, NestedFunctionVariable, UserFunctionVariable
 
-# Calls whose (single) result is the only value they push: the slots below the call's
-# operands survive it unchanged, whatever the version's call layout.
-_CALL_OPNAMES = frozenset({"CALL", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_FUNCTION_EX",
-                           "CALL_METHOD", "CALL_KW"})
-
-
-# Instructions that may leave a NULL on the stack (a continuation cannot take one as an
-# argument): the rest of the frame runs natively after a break at one of them.
-_MAY_PUSH_NULL = frozenset({"PUSH_NULL", "LOAD_METHOD", "LOAD_FAST_AND_CLEAR", "BEGIN_FINALLY"})
-# Instructions that reorder or duplicate slots (the layout model assumes the slots under an
-# instruction's operands stay where they are).
-_PERMUTES_STACK = frozenset({"SWAP", "COPY", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N", "DUP_TOP",
-                             "DUP_TOP_TWO"})
-
-
 @dataclass
 class BreakContext:
     """What building a break's code needs from the driver (compiler.convert_frame), handed
@@ -128,16 +113,19 @@ def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: in
 def _layout_after(table: VersionTable, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
-    None where it cannot be known without knowing what the instruction pushes."""
-    if inst.opname in _MAY_PUSH_NULL or inst.opname in _PERMUTES_STACK or inst.is_method or inst.push_null:
+    None where it cannot be known without knowing what the instruction pushes (the table's
+    stack facts on the instruction's row: a call's result is the only value it pushes; an
+    instruction that may push a NULL or that moves slots is not modelled)."""
+    spec = table.opcodes[inst.opname]
+    if spec.may_push_null or spec.permutes_stack or inst.is_method or inst.push_null:
         return None   # pushes a NULL (or a [method, self] pair), or moves slots (NULLs included)
     depth = len(nulls)
     after = depth + sum(stack_effect(p, table) for p in prefix) + stack_effect(inst, table, jump)
     if after < 0:
         return None
-    if inst.opname in _CALL_OPNAMES:
+    if spec.is_call:
         return nulls[:after - 1] + (False,) if after >= 1 else None
-    if inst.target is not None and not table.opcodes[inst.opname].block_setup:
+    if inst.target is not None and not spec.block_setup:
         # a conditional jump only pops (or keeps) its condition
         return nulls[:after] if after <= depth else None
     kept = min(depth, after) - 1
@@ -215,7 +203,7 @@ def plan(tx: InstructionTranslator) -> BreakPlan:
     if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional and \
             not spec.block_setup:
         return result   # nothing follows the instruction in this frame: the stub finishes it
-    if inst.opname in ("BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or \
+    if not spec.resumable_after or \
             inst.opname in prefix_names or inst.opname in table.fact("block_stack_ops"):
         # A loop's FOR_ITER, half a call sequence, or a change to the 3.8-3.10 block stack.
         result.native_rest = (f"the frame cannot be resumed right after {inst.opname}: the rest of the "
@@ -385,9 +373,7 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
                table: VersionTable) -> List[str]:
     """The entry's last lines: call the stub, then the continuation of the exit it reached."""
     lines = []
-    spec = table.opcodes[p.inst.opname]
-    truth_test = p.inst.opname.endswith(("IF_TRUE", "IF_FALSE"))  # not IF_NONE / IF_NOT_NONE
-    if truth_test and spec.conditional and spec.jump is not None and "TO_BOOL" in table:
+    if table.opcodes[p.inst.opname].pops_exact_bool:
         # Where conditional jumps take exact bools, the compare before this one converted its
         # result natively (the trace kept the NumPy bool); converted after the side effects,
         # so that an ambiguous array truth raises where the plain function raises.

@@ -248,9 +248,10 @@ class InstructionTranslatorBase:
                 dis.stack_effect(opcode, arg)
         except ValueError:
             return
-        if inst.opname == "CALL" and self.table.fact("has_precall"):
-            # 3.11's dis.stack_effect books the arguments' removal on PRECALL (exempt), the rest on CALL.
-            expected += dis.stack_effect(dis.opmap["PRECALL"], arg)
+        shared = self.table.opcodes[inst.opname].stack_effect_shared_with
+        if shared is not None:
+            # e.g. 3.11's dis.stack_effect books a CALL's argument pops on its PRECALL (exempt).
+            expected += dis.stack_effect(dis.opmap[shared], arg)
         actual = len(self.stack) - before
         if actual != expected:
             raise InternalCompilerError(
@@ -395,7 +396,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         origin = origin_of(self.code)
         stack_params = list(origin.resume_code.stack_params) if origin is not None else []
         entering = origin is not None and origin.resume_index >= 0 and \
-            instructions_of(origin.code)[0][origin.resume_index].opname in ("BEFORE_WITH", "SETUP_WITH")
+            self.table.opcodes[instructions_of(origin.code)[0][origin.resume_index].opname].enters_with
         for name, value in self.arg_values.items():
             opaque = name in stack_params and _carried_opaquely(value, entering and name == stack_params[-1])
             if not opaque:
@@ -410,11 +411,12 @@ class InstructionTranslator(InstructionTranslatorBase):
             # manager about to be entered): often a new object on every call, so carried
             # along unguarded; any use of it breaks the graph (it runs natively).
             self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
-        # Arguments that are also cells: CPython moves them into their cells at frame start
-        # (3.11+ does it with MAKE_CELL, which finds the value in the local slot).
+        # Arguments that are also cells: CPython moves them into their cells at frame entry
+        # (table fact "cell_creation"; where MAKE_CELL makes them instead, its handler finds
+        # the value in the local slot).
         for name in self.code.co_cellvars:
             cell = self.cells[name] = CellVariable(name=name)
-            if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
+            if name in self.locals and self.table.fact("cell_creation") == "frame_entry":
                 cell.contents = self.locals[name]
 
     def step(self) -> None:
@@ -472,7 +474,7 @@ class InliningTranslator(InstructionTranslatorBase):
             self.cells[name] = cell
         for name in code.co_cellvars:
             cell = self.cells[name] = CellVariable(name=name)
-            if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
+            if name in self.locals and self.table.fact("cell_creation") == "frame_entry":
                 cell.contents = self.locals[name]
         if code.co_flags & inspect_CO_GENERATOR:
             self.yielded = []
