@@ -97,8 +97,8 @@ def allow_in_graph(func: Callable) -> Callable:
 
 
 def disable(func: Callable) -> Callable:
-    """Never trace ``func``: compiled callers treat a call to it as unsupported (until graph
-    breaks exist, the caller runs natively), and ``compile(func)`` runs it natively.
+    """Never trace ``func``: a compiled caller breaks its graph at a call to it (the call runs
+    natively), and ``compile(func)`` runs it natively.
     Returns ``func`` (usable as a decorator)."""
     if not callable(func):
         raise TypeError(f"disable() expects a callable, got {type(func).__name__}")

@@ -87,8 +87,8 @@ from __future__ import annotations
 from .spec import OpcodeSpec, VersionTable
 
 # Reasons shared with later versions' tables.
-IMPORT_RUNS_CODE = ("an import can run module code (side effects): the frame runs natively; "
-                    "import at module level instead")
+IMPORT_RUNS_CODE = ("an import can run module code (side effects): a graph break, the import runs "
+                    "natively; import at module level to keep the frame in one graph")
 # Traced only while an inlined generator is drained; a generator frame itself runs natively.
 INLINED_GENERATOR_ONLY = "traced only inside an inlined generator; a generator frame runs natively"
 GENERATOR_ONLY = "generators and coroutines are not traced: the tracer compiles plain function frames"
