@@ -12,9 +12,10 @@ stores and counts.
 from __future__ import annotations
 
 import types
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .events import CompilationEvent
+from .graph import Graph
 from .guards import Guard, Namespace, first_failing
 from .resume import Registry
 
@@ -22,8 +23,9 @@ from .resume import Registry
 class CacheEntry:
     """One compiled entry: its generated function and what it was made from."""
 
-    def __init__(self, fn, guards: List[Guard], ns: Namespace, params: List[str], source: str,
-                 event: CompilationEvent, graph=None, compiled_graph=None, native: bool = False) -> None:
+    def __init__(self, fn: Callable, guards: List[Guard], ns: Namespace, params: List[str], source: str,
+                 event: CompilationEvent, graph: Optional[Graph] = None, compiled_graph: Any = None,
+                 native: bool = False) -> None:
         self.fn = fn
         self.guards = guards
         self.ns = ns
@@ -34,7 +36,7 @@ class CacheEntry:
         self.compiled_graph = compiled_graph
         self.native = native
 
-    def first_failing_guard(self, values: Sequence[Any], closure) -> Optional[Guard]:
+    def first_failing_guard(self, values: Sequence[Any], closure: Optional[tuple]) -> Optional[Guard]:
         return first_failing(self.guards, self.params, self.ns, [closure, *values])
 
 

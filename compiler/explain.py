@@ -8,7 +8,7 @@ earlier calls; its events are also recorded in ``compiler.events()``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import Any, Callable, List
 
 from . import events as events_mod
 from . import trace_rules
@@ -50,7 +50,7 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-def explain(fn, *args: Any, **kwargs: Any) -> ExplainOutput:
+def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> ExplainOutput:
     _check_function(fn, "explain")
     fn = trace_rules.original_of_compiled(fn) or fn
     frame_cache = FrameCache(fn.__code__)

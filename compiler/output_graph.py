@@ -144,7 +144,7 @@ class OutputGraph:
         scope.update({"_G": self.f_globals, "_B": self.f_builtins, "_cl": self.closure})
         return scope
 
-    def placeholder_for(self, var) -> Node:
+    def placeholder_for(self, var: VariableTracker) -> Node:
         """The graph input for an array that came from outside (made on first use)."""
         source = var.source
         node = self.graph.placeholder(_placeholder_name(source), var.meta)

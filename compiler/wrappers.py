@@ -80,7 +80,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0:
         compiled = _positional_wrapper(fn, entries, closure, slow_path)
     else:
-        def compiled(*args, **kwargs):
+        def compiled(*args: Any, **kwargs: Any) -> Any:
             return slow_path(args, kwargs)
 
     functools.update_wrapper(compiled, fn)
@@ -124,7 +124,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
            f"    return _slow(({args}{',' if names else ''}), {{}})\n")
     n_posonly = code.co_posonlyargcount
 
-    def rebind(values):
+    def rebind(values: tuple) -> Any:
         given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
         positional = [v for n, v in given if names.index(n) < n_posonly]
         return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
