@@ -10,8 +10,17 @@ import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-SCHEMA_VERSION = 1
+# Version 2 added `subject` (whose compiler the cell measured: part of a cell's
+# identity) and `metric_versions` (which definition of each metric produced the numbers,
+# so that history can tell a changed count from a changed definition).  Older documents
+# are read through `upgrade`.
+SCHEMA_VERSION = 2
 CELL_KIND = "tracematrix-cell"
+
+# The compilers the matrix can measure; the project's own is the default subject.
+SUBJECT_TRACEMATRIX = "tracematrix"
+SUBJECT_DYNAMO = "dynamo"
+SUBJECTS = (SUBJECT_TRACEMATRIX, SUBJECT_DYNAMO)
 
 # Metric names follow DESIGN.md; they are part of the schema.
 COUNT_METRICS = ("ir_count", "graph_node_count", "graph_count", "graph_break_count",
@@ -19,6 +28,9 @@ COUNT_METRICS = ("ir_count", "graph_node_count", "graph_count", "graph_break_cou
 METRICS = COUNT_METRICS + ("compile_time_s",)
 # Compared against baselines and across versions; compile time is a trend, not a gate.
 GATED_METRICS = COUNT_METRICS
+# The definition each metric is computed by; bump one when its meaning changes (and say
+# how in the report), never silently.  A cell records the definitions it was made with.
+METRIC_VERSIONS: Dict[str, int] = {name: 1 for name in METRICS}
 
 CASE_STATUSES = ("pass", "mismatch", "error", "timeout", "unsupported")
 FAILED_CASE_STATUSES = ("mismatch", "error", "timeout")
@@ -26,6 +38,8 @@ CELL_OK = "ok"
 CELL_NO_GPU = "no GPU"
 CELL_MISSING = "missing"
 CELL_UNAVAILABLE_PREFIX = "backend unavailable: "
+CELL_NO_TABLE = "no table"                       # this interpreter has no opcode table yet
+CELL_SUBJECT_UNAVAILABLE_PREFIX = "subject unavailable: "   # e.g. torch not importable here
 CELL_ERROR_PREFIX = "error: "
 
 Json = Dict[str, Any]
@@ -46,7 +60,8 @@ class ResultFileError(ValueError):
 
 _CELL_FIELDS: Tuple[Tuple[str, tuple], ...] = (
     ("schema_version", (int,)), ("kind", (str,)), ("run_id", (str,)), ("timestamp", (str,)),
-    ("machine", (str,)), ("python", (str,)), ("backend", (str,)), ("cell_status", (str,)),
+    ("machine", (str,)), ("python", (str,)), ("backend", (str,)), ("subject", (str,)),
+    ("metric_versions", (dict,)), ("cell_status", (str,)),
     ("environment", (dict,)), ("coverage", (dict, type(None))), ("duration_s", (int, float)),
     ("cases", (dict,)),
 )
@@ -97,17 +112,38 @@ def validate_case(name: str, case: Any) -> None:
             raise SchemaError(f"field {where}ir_opcodes.{opname} should be an int")
 
 
+def upgrade(doc: Any) -> Any:
+    """The document in the current schema version (a new dict; the input is not changed).
+
+    Version 1 cells were all made by the project's own compiler with the first definition
+    of every metric.  Anything that is not an older cell is returned as it is, for
+    `validate_cell` to judge.
+    """
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        return doc
+    upgraded = dict(doc, schema_version=SCHEMA_VERSION)
+    upgraded.setdefault("subject", SUBJECT_TRACEMATRIX)
+    upgraded.setdefault("metric_versions", {name: 1 for name in METRICS})
+    return upgraded
+
+
 def validate_cell(doc: Any) -> None:
-    """Raise SchemaError naming the first problem; return None for a valid cell."""
+    """Raise SchemaError naming the first problem; return None for a valid cell (of the
+    current version: pass older ones through `upgrade` first)."""
     if not isinstance(doc, dict):
         raise SchemaError(f"expected a JSON object, got {type(doc).__name__}")
     version = doc.get("schema_version")
     if version != SCHEMA_VERSION:
-        raise SchemaError(f"schema_version is {version!r}; this harness reads version "
-                          f"{SCHEMA_VERSION} (re-run `python -m matrix run` with this checkout)")
+        raise SchemaError(f"schema_version is {version!r}; this harness reads versions "
+                          f"1 to {SCHEMA_VERSION} (re-run `python -m matrix run` with this checkout)")
     _check_fields(doc, _CELL_FIELDS, "")
     if doc["kind"] != CELL_KIND:
         raise SchemaError(f"kind is {doc['kind']!r}, expected {CELL_KIND!r}")
+    if doc["subject"] not in SUBJECTS:
+        raise SchemaError(f"field subject is {doc['subject']!r}; expected one of {', '.join(SUBJECTS)}")
+    for name, number in doc["metric_versions"].items():
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise SchemaError(f"field metric_versions.{name} should be int")
     for name in _ENVIRONMENT_FIELDS:
         if name not in doc["environment"]:
             raise SchemaError(f"missing field environment.{name}")
@@ -136,10 +172,13 @@ def case_result(group: str, status: str, detail: Optional[str] = None, **fields:
 
 def cell_document(*, run_id: str, timestamp: str, machine: str, python: str, backend: str,
                   cell_status: str, environment: Json, coverage: Optional[Json],
-                  duration_s: float, cases: Dict[str, Json], suite: Optional[Json] = None) -> Json:
+                  duration_s: float, cases: Dict[str, Json], suite: Optional[Json] = None,
+                  subject: str = SUBJECT_TRACEMATRIX,
+                  metric_versions: Optional[Dict[str, int]] = None) -> Json:
     return {
         "schema_version": SCHEMA_VERSION, "kind": CELL_KIND, "run_id": run_id,
         "timestamp": timestamp, "machine": machine, "python": python, "backend": backend,
+        "subject": subject, "metric_versions": dict(metric_versions or METRIC_VERSIONS),
         "cell_status": cell_status, "environment": environment, "coverage": coverage,
         "duration_s": duration_s, "suite": suite or {}, "cases": cases,
     }
@@ -170,6 +209,7 @@ def load_cell(path: Union[str, Path]) -> Json:
         doc = json.loads(text)
     except ValueError as err:
         raise ResultFileError(path, f"not valid JSON ({err})") from None
+    doc = upgrade(doc)
     try:
         validate_cell(doc)
     except SchemaError as err:

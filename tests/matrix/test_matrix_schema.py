@@ -76,3 +76,34 @@ def test_write_cell_refuses_an_invalid_document(tmp_path):
     with pytest.raises(schema.SchemaError, match="run_id"):
         schema.write_cell(tmp_path / "x.json", doc)
     assert not (tmp_path / "x.json").exists()
+
+
+def test_version_1_cells_are_upgraded_on_read(tmp_path):
+    doc = json.loads(json.dumps(make_cell("3.11", cases={"t": make_case(TEST1_311)})))
+    doc["schema_version"] = 1
+    del doc["subject"], doc["metric_versions"]
+    loaded = schema.load_cell(_write(tmp_path, "old.json", doc))
+    assert loaded["schema_version"] == schema.SCHEMA_VERSION
+    assert loaded["subject"] == schema.SUBJECT_TRACEMATRIX
+    assert loaded["metric_versions"] == {m: 1 for m in schema.METRICS}
+    assert loaded["cases"] == doc["cases"]
+    assert "subject" not in doc  # upgrade returns a new document
+
+
+def test_new_cells_record_subject_and_metric_definitions():
+    cell = make_cell("3.11")
+    assert cell["subject"] == schema.SUBJECT_TRACEMATRIX
+    assert cell["metric_versions"] == schema.METRIC_VERSIONS
+    schema.validate_cell(cell)
+
+
+@pytest.mark.parametrize("mutate, problem", [
+    (lambda d: d.update(subject="pypy-jit"), "field subject is 'pypy-jit'"),
+    (lambda d: d.pop("subject"), "missing field subject"),
+    (lambda d: d["metric_versions"].update(ir_count="2"), "metric_versions.ir_count should be int"),
+])
+def test_invalid_subject_fields_are_named(mutate, problem):
+    doc = json.loads(json.dumps(make_cell("3.11")))
+    mutate(doc)
+    with pytest.raises(schema.SchemaError, match=problem.replace(".", r"\.").replace("(", r"\(")):
+        schema.validate_cell(doc)
