@@ -16,7 +16,9 @@ from .backends.base import Backend
 from .wrappers import make_compiled
 
 
-def _check_function(fn: Any, what: str = "compile") -> None:
+def check_function(fn: Any, what: str = "compile") -> None:
+    """A clear TypeError unless ``fn`` is a plain Python function (``what``: the entry point
+    named in the message)."""
     if isinstance(fn, types.FunctionType):
         return
     if isinstance(fn, type):
@@ -49,7 +51,8 @@ def _validate_options(options: Dict[str, Any]) -> Dict[str, Any]:
     return options
 
 
-def _resolve_backend(backend: Any) -> Backend:
+def resolve_backend(backend: Any) -> Backend:
+    """The backend object for a backend name, with a clear error for anything else."""
     if not isinstance(backend, str):
         raise TypeError(f"compiler.compile() backend must be a name (str), got {type(backend).__name__}; "
                         f"accepted: {', '.join(backends.BACKEND_NAMES)}")
@@ -71,10 +74,10 @@ def compile(fn: Optional[Callable] = None, backend: str = "eager", fullgraph: bo
     if not isinstance(fullgraph, bool):
         raise TypeError(f"compiler.compile() fullgraph must be True or False, got {fullgraph!r}")
     _validate_options(options)
-    backend_obj = _resolve_backend(backend)
+    backend_obj = resolve_backend(backend)
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, **options)
-    _check_function(fn)
+    check_function(fn)
     fn = trace_rules.original_of_compiled(fn) or fn  # compiling a compiled function: no double wrapper
     return make_compiled(fn, backend_obj, fullgraph, options)
 

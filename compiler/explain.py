@@ -12,7 +12,7 @@ from typing import Any, Callable, List
 
 from . import events as events_mod
 from . import trace_rules
-from .api import _check_function, _resolve_backend
+from .api import check_function, resolve_backend
 from .cache import FrameCache, entries_made, entries_since
 from .events import CompilationEvent
 from .wrappers import make_compiled
@@ -51,10 +51,10 @@ class ExplainOutput:
 
 
 def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> ExplainOutput:
-    _check_function(fn, "explain")
+    check_function(fn, "explain")
     fn = trace_rules.original_of_compiled(fn) or fn
     frame_cache = FrameCache(fn.__code__)
-    compiled = make_compiled(fn, _resolve_backend("eager"), False, {}, frame_cache)
+    compiled = make_compiled(fn, resolve_backend("eager"), False, {}, frame_cache)
     before = len(events_mod.all_events())
     first_entry = entries_made()
     result = compiled(*args, **kwargs)
