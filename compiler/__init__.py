@@ -17,7 +17,7 @@ from typing import List
 
 from . import config, debug, logs
 from .exc import InternalCompilerError, Unsupported
-from .events import CompilationEvent
+from .events import CompilationEvent, all_events
 from .explain import ExplainOutput, explain
 from .api import allow_in_graph, compile, disable, reset
 from . import handlers as _handlers  # noqa: F401  (binds opcode handlers into the running table)
@@ -27,7 +27,6 @@ logs.enable_from_setting(config.logs)
 
 def events() -> List[CompilationEvent]:
     """The CompilationEvents recorded since the last reset(), oldest first."""
-    from .events import all_events
     return all_events()
 
 

@@ -1,22 +1,24 @@
-"""The public entry points: compile, explain's plumbing, reset, allow_in_graph, disable."""
+"""The public entry points: compile, reset, allow_in_graph, disable (and the argument
+checks compiler.explain shares).
+
+This module only checks what the user passed and hands over: the compiled
+function itself is compiler.wrappers', what happens on a call that needs
+compiling is compiler.convert_frame's.
+"""
 from __future__ import annotations
 
-import builtins
-import functools
-import inspect
 import types
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
-import opcode_tables
-
+from . import backends, config, events, ops, trace_rules
 from . import cache as cache_mod
-from . import no_table
-from . import config, events, trace_rules
-from .entry_codegen import MISS
-from .sources import local_param_name
+from .backends.base import Backend
+from .wrappers import make_compiled
 
 
-def _check_function(fn: Any, what: str = "compile") -> None:
+def check_function(fn: Any, what: str = "compile") -> None:
+    """A clear TypeError unless ``fn`` is a plain Python function (``what``: the entry point
+    named in the message)."""
     if isinstance(fn, types.FunctionType):
         return
     if isinstance(fn, type):
@@ -37,7 +39,7 @@ def _check_function(fn: Any, what: str = "compile") -> None:
     raise TypeError(f"compiler.{what}() expects a Python function, got {type(fn).__name__}")
 
 
-def _validate_options(options: dict) -> dict:
+def _validate_options(options: Dict[str, Any]) -> Dict[str, Any]:
     accepted = config.COMPILE_OPTIONS
     for name, value in options.items():
         if name not in accepted:
@@ -49,8 +51,8 @@ def _validate_options(options: dict) -> dict:
     return options
 
 
-def _resolve_backend(backend: Any):
-    from . import backends
+def resolve_backend(backend: Any) -> Backend:
+    """The backend object for a backend name, with a clear error for anything else."""
     if not isinstance(backend, str):
         raise TypeError(f"compiler.compile() backend must be a name (str), got {type(backend).__name__}; "
                         f"accepted: {', '.join(backends.BACKEND_NAMES)}")
@@ -72,118 +74,12 @@ def compile(fn: Optional[Callable] = None, backend: str = "eager", fullgraph: bo
     if not isinstance(fullgraph, bool):
         raise TypeError(f"compiler.compile() fullgraph must be True or False, got {fullgraph!r}")
     _validate_options(options)
-    backend_obj = _resolve_backend(backend)
+    backend_obj = resolve_backend(backend)
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, **options)
-    _check_function(fn)
+    check_function(fn)
     fn = trace_rules.original_of_compiled(fn) or fn  # compiling a compiled function: no double wrapper
-    return _make_compiled(fn, backend_obj, fullgraph, options)
-
-
-def _make_compiled(fn: types.FunctionType, backend, fullgraph: bool, options: dict,
-                   frame_cache: Optional[cache_mod.FrameCache] = None) -> Callable:
-    if not opcode_tables.has_current_table():
-        return no_table.native_function(fn)
-    if frame_cache is None:
-        frame_cache = cache_mod.cache_for(fn)
-    entries = frame_cache.entries
-    code = fn.__code__
-    closure = fn.__closure__
-    signature_for = [None, None]  # (defaults seen, signature): recomputed if defaults change
-    names = cache_mod.param_names(code)
-    # inspect.signature calls a comprehension's hidden ".0" argument "implicit0".
-    bound_names = ["implicit" + n[1:] if n[:1] == "." and n[1:].isdigit() else n for n in names]
-    limit = options.get("cache_limit")
-    debug = options.get("debug_checks")
-
-    def slow_path(args: tuple, kwargs: dict) -> Any:
-        if frame_cache.native or trace_rules.is_disabled(fn):
-            return fn(*args, **kwargs)
-        key = (fn.__defaults__, fn.__kwdefaults__)
-        if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
-            signature_for[:] = [key, inspect.signature(fn, follow_wrapped=False)]
-        try:
-            bound = signature_for[1].bind(*args, **kwargs)
-        except TypeError:
-            return fn(*args, **kwargs)  # raises exactly what the plain function raises
-        bound.apply_defaults()
-        values = [bound.arguments[n] for n in bound_names]
-        for entry in entries:
-            result = entry(closure, *values)
-            if result is not MISS:
-                return result
-        saved = config.debug_checks
-        if debug is not None:
-            config.debug_checks = debug
-        try:
-            return cache_mod.compile_frame(fn, frame_cache, values, backend, fullgraph,
-                                           limit if limit is not None else config.cache_limit)
-        finally:
-            config.debug_checks = saved
-
-    if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0:
-        compiled = _positional_wrapper(fn, entries, closure, slow_path)
-    else:
-        def compiled(*args, **kwargs):
-            return slow_path(args, kwargs)
-
-    functools.update_wrapper(compiled, fn)
-    compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
-    compiled._tracematrix_original = fn  # type: ignore[attr-defined]
-    compiled._tracematrix_backend = backend.name  # type: ignore[attr-defined]
-    return compiled
-
-
-_UNSET = object()
-
-
-def _positional_wrapper(fn: types.FunctionType, entries: list, closure, slow_path) -> Callable:
-    """The hit path for functions whose parameters are plain positionals: a generated
-    function with the same parameters (and name, so a bad call raises the same TypeError
-    as the plain function) that tries the cache entries without packing arguments."""
-    code = fn.__code__
-    names = list(code.co_varnames[:code.co_argcount])
-    defaults = fn.__defaults__ or ()
-    first_default = len(names) - len(defaults)
-    p = local_param_name
-    params = [p(n) if i < first_default else f"{p(n)}=_UNSET" for i, n in enumerate(names)]
-    if code.co_posonlyargcount:
-        params.insert(code.co_posonlyargcount, "/")
-    args = ", ".join(p(n) for n in names)
-    prologue = ""
-    if defaults:
-        # Defaults are filled in here; if fn.__defaults__ is replaced later, the generic path
-        # binds the call again with the new ones.
-        prologue = f"    if _fn.__defaults__ is not _defaults:\n        return _rebind(({args},))\n"
-        prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _defaults[{i - first_default}]\n"
-                            for i, n in enumerate(names) if i >= first_default)
-    # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
-    src = (f"def _wrapper({', '.join(params)}):\n"
-           f"{prologue}"
-           f"    for entry in _entries:\n"
-           f"        result = entry(_closure, {args})\n"
-           f"        if result is not _MISS:\n"
-           f"            return result\n"
-           f"    return _slow(({args}{',' if names else ''}), {{}})\n")
-    n_posonly = code.co_posonlyargcount
-
-    def rebind(values):
-        given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
-        positional = [v for n, v in given if names.index(n) < n_posonly]
-        return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
-
-    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path,
-             "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
-    exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
-    wrapper = scope["_wrapper"]
-    # Names in messages must be the plain function's: its own name, not L_<name> parameters.
-    replaced = wrapper.__code__.replace(co_name=code.co_name,
-                                        co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
-    if hasattr(replaced, "co_qualname"):
-        replaced = replaced.replace(co_qualname=fn.__qualname__)
-    wrapper.__code__ = replaced
-    wrapper.__qualname__ = fn.__qualname__
-    return wrapper
+    return make_compiled(fn, backend_obj, fullgraph, options)
 
 
 def reset() -> None:
@@ -199,14 +95,13 @@ def allow_in_graph(func: Callable) -> Callable:
     Returns ``func`` (usable as a decorator)."""
     if not callable(func):
         raise TypeError(f"allow_in_graph() expects a callable, got {type(func).__name__}")
-    from .ops import allow_in_graph as register
-    register(func)
+    ops.allow_in_graph(func)
     return func
 
 
 def disable(func: Callable) -> Callable:
-    """Never trace ``func``: compiled callers treat a call to it as unsupported (until graph
-    breaks exist, the caller runs natively), and ``compile(func)`` runs it natively.
+    """Never trace ``func``: a compiled caller breaks its graph at a call to it (the call runs
+    natively), and ``compile(func)`` runs it natively.
     Returns ``func`` (usable as a decorator)."""
     if not callable(func):
         raise TypeError(f"disable() expects a callable, got {type(func).__name__}")

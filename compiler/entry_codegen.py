@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from .graph import Node
 from .guards import Guard, Namespace
-from .sources import Source, local_param_name
+from .sources import ClosureSource, Source, local_param_name
 
 MISS = object()
 
@@ -29,7 +29,9 @@ MISS = object()
 class OutputCodegen:
     """Collects what the return expression needs: graph outputs and constants."""
 
-    def __init__(self, tx, ns: Namespace) -> None:
+    def __init__(self, tx: Any, ns: Namespace) -> None:
+        # tx: the compiler.tracer translator whose trace this entry runs (this module sits
+        # below the tracer and the trackers, so it names neither).
         self.tx = tx
         self.ns = ns
         self.outputs: List[Node] = []
@@ -39,7 +41,7 @@ class OutputCodegen:
     def const(self, obj: Any) -> str:
         return self.ns.const(obj)
 
-    def shared(self, var, build: Callable[[], str]) -> str:
+    def shared(self, var: Any, build: Callable[[], str]) -> str:
         """A mutable object made by the traced code, rebuilt once and shared: the second
         place that needs it (a local and a bound method on the stack, two list items)
         gets the same object, as in the plain function."""
@@ -50,12 +52,11 @@ class OutputCodegen:
         self._keep.append(var)
         return f"({name} := {build()})"
 
-    def cell_object(self, cell) -> str:
+    def cell_object(self, cell: Any) -> str:
         """An expression for the real cell object behind a CellVariable: the frame's closure
         cell for a free variable; for a cell of the traced code, one new cell made (with its
         contents) where the generated code first needs it, and shared from then on.  The
         first use is the first one evaluated: expressions are generated in execution order."""
-        from .sources import ClosureSource
         if isinstance(cell.source, ClosureSource):
             return f"_cl[{cell.source.index}]"
         name = self._cells.get(id(cell))
@@ -137,7 +138,7 @@ def graph_break_body(input_exprs: Sequence[str], n_outputs: int, value_exprs: Se
     return body
 
 
-def native_call_body(code) -> List[str]:
+def native_call_body(code: types.CodeType) -> List[str]:
     """Call the original function with the bound arguments, spelled as its signature needs."""
     n_pos = code.co_argcount
     n_kwonly = code.co_kwonlyargcount
@@ -155,13 +156,13 @@ def native_call_body(code) -> List[str]:
     return [f"return (_fn if _cl is _fn.__closure__ else _sibling(_cl))({', '.join(parts)})"]
 
 
-def native_scope(fn) -> Dict[str, Any]:
+def native_scope(fn: types.FunctionType) -> Dict[str, Any]:
     """Names ``native_call_body`` needs: the compiled function and a way to call a
     sibling closure of the same code.  Arguments arrive bound explicitly (defaults
     applied), so a sibling needs only the code, globals, name and cells."""
     code, f_globals, name, qualname = fn.__code__, fn.__globals__, fn.__name__, fn.__qualname__
 
-    def sibling(closure):
+    def sibling(closure: Optional[tuple]) -> types.FunctionType:
         other = types.FunctionType(code, f_globals, name, None, closure)
         other.__qualname__ = qualname
         return other

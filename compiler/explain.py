@@ -8,11 +8,14 @@ earlier calls; its events are also recorded in ``compiler.events()``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List
+from typing import Any, Callable, List
 
 from . import events as events_mod
 from . import trace_rules
+from .api import check_function, resolve_backend
+from .cache import FrameCache, entries_made, entries_since
 from .events import CompilationEvent
+from .wrappers import make_compiled
 
 
 @dataclass
@@ -47,13 +50,11 @@ class ExplainOutput:
         return "\n".join(lines)
 
 
-def explain(fn, *args: Any, **kwargs: Any) -> ExplainOutput:
-    from .api import _check_function, _make_compiled, _resolve_backend
-    from .cache import FrameCache, entries_made, entries_since
-    _check_function(fn, "explain")
+def explain(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> ExplainOutput:
+    check_function(fn, "explain")
     fn = trace_rules.original_of_compiled(fn) or fn
     frame_cache = FrameCache(fn.__code__)
-    compiled = _make_compiled(fn, _resolve_backend("eager"), False, {}, frame_cache)
+    compiled = make_compiled(fn, resolve_backend("eager"), False, {}, frame_cache)
     before = len(events_mod.all_events())
     first_entry = entries_made()
     result = compiled(*args, **kwargs)

@@ -25,27 +25,37 @@ from __future__ import annotations
 import dis
 import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
+from opcode_tables.closure_cells import cells_as_free
+from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
+from opcode_tables.liveness import live_locals, reachable
+from opcode_tables.resume import Origin, ResumeExit, build_resume_code, origin_of, register_origin
+from opcode_tables.spec import VersionTable
 from opcode_tables.stackdepth import stack_effect
 
+from . import logs, trace_rules
+from .debug import disassemble
+from .entry_codegen import OutputCodegen
 from .exc import Unsupported
-from .resume import Continuation, Origin, Registry, Stub, origin_of, pack, register_origin
+from .resume import Continuation, Registry, Stub, pack
+from .sources import param_names
+from .tracer import InstructionTranslator
+from .variables.base import NULL, VariableTracker
+from .variables.functions import LocalFunctionVariable, NestedFunctionVariable, UserFunctionVariable
 
-# Calls whose (single) result is the only value they push: the slots below the call's
-# operands survive it unchanged, whatever the version's call layout.
-_CALL_OPNAMES = frozenset({"CALL", "CALL_FUNCTION", "CALL_FUNCTION_KW", "CALL_FUNCTION_EX",
-                           "CALL_METHOD", "CALL_KW"})
+@dataclass
+class BreakContext:
+    """What building a break's code needs from the driver (compiler.convert_frame), handed
+    in so that this module imports nothing above it."""
 
-
-# Instructions that may leave a NULL on the stack (a continuation cannot take one as an
-# argument): the rest of the frame runs natively after a break at one of them.
-_MAY_PUSH_NULL = frozenset({"PUSH_NULL", "LOAD_METHOD", "LOAD_FAST_AND_CLEAR", "BEGIN_FINALLY"})
-# Instructions that reorder or duplicate slots (the layout model assumes the slots under an
-# instruction's operands stay where they are).
-_PERMUTES_STACK = frozenset({"SWAP", "COPY", "ROT_TWO", "ROT_THREE", "ROT_FOUR", "ROT_N", "DUP_TOP",
-                             "DUP_TOP_TWO"})
+    registry: Registry         # the root function's stubs, continuations and callee wrappers
+    backend_name: str          # continuations are shared per backend
+    # A compiled wrapper for a callee whose inlining failed (it becomes its own frame).
+    compile_callee: Callable[[types.FunctionType], Callable]
+    # A lazily compiled continuation for (code, globals, qualname).
+    make_continuation: Callable[[types.CodeType, dict, str], Continuation]
 
 
 @dataclass
@@ -71,12 +81,7 @@ class BreakPlan:
     native_rest: Optional[str] = None  # why the rest of the frame runs natively in the stub
 
 
-def _instructions(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
-    from .tracer import instructions_of
-    return instructions_of(code)
-
-
-def _to_original(tx, index: int) -> Tuple[types.CodeType, str, int]:
+def _to_original(tx: InstructionTranslator, index: int) -> Tuple[types.CodeType, str, int]:
     """(original code, original qualname, index there) for an index into the traced code."""
     origin = origin_of(tx.code)
     if origin is None:
@@ -91,7 +96,6 @@ def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: in
     """The backward jump of a loop the instruction at ``index`` is on, if any: a jump back to
     at or before ``index`` that ``index`` can reach, from a target that reaches ``index``
     (3.12+ places exception cleanup after the code and jumps back from it: not a loop)."""
-    from opcode_tables.liveness import reachable
     position = {id(inst): i for i, inst in enumerate(instructions)}
     ahead = None
     for j in range(index, len(instructions)):
@@ -106,19 +110,22 @@ def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: in
     return None
 
 
-def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
+def _layout_after(table: VersionTable, prefix: Sequence[Instruction], inst: Instruction,
                   nulls: Tuple[bool, ...], jump: bool) -> Optional[Tuple[bool, ...]]:
     """The NULL layout of the stack after ``inst`` (run from the start of ``prefix``), or
-    None where it cannot be known without knowing what the instruction pushes."""
-    if inst.opname in _MAY_PUSH_NULL or inst.opname in _PERMUTES_STACK or inst.is_method or inst.push_null:
+    None where it cannot be known without knowing what the instruction pushes (the table's
+    stack facts on the instruction's row: a call's result is the only value it pushes; an
+    instruction that may push a NULL or that moves slots is not modelled)."""
+    spec = table.opcodes[inst.opname]
+    if spec.may_push_null or spec.permutes_stack or inst.is_method or inst.push_null:
         return None   # pushes a NULL (or a [method, self] pair), or moves slots (NULLs included)
     depth = len(nulls)
     after = depth + sum(stack_effect(p, table) for p in prefix) + stack_effect(inst, table, jump)
     if after < 0:
         return None
-    if inst.opname in _CALL_OPNAMES:
+    if spec.is_call:
         return nulls[:after - 1] + (False,) if after >= 1 else None
-    if inst.target is not None and not table.opcodes[inst.opname].block_setup:
+    if inst.target is not None and not spec.block_setup:
         # a conditional jump only pops (or keeps) its condition
         return nulls[:after] if after <= depth else None
     kept = min(depth, after) - 1
@@ -128,7 +135,7 @@ def _layout_after(table, prefix: Sequence[Instruction], inst: Instruction,
     return nulls[:kept] + (False,) * (after - kept)
 
 
-def _bound_names(tx) -> List[str]:
+def _bound_names(tx: InstructionTranslator) -> List[str]:
     """Locals holding a value at the break, in the code's own order.  Cells are not among
     them: stubs and continuations receive the frame's cell objects in their closure
     (closures made before the break share them)."""
@@ -136,7 +143,7 @@ def _bound_names(tx) -> List[str]:
     return [name for name in code.co_varnames if name in tx.locals and name not in code.co_cellvars]
 
 
-def closure_expr(tx, cg) -> str:
+def closure_expr(tx: InstructionTranslator, cg: OutputCodegen) -> str:
     """The closure stubs and continuations run with: the frame's own closure, then one cell
     object per cell variable of the frame (made by the entry, shared with any function the
     entry rebuilds)."""
@@ -150,25 +157,22 @@ def closure_expr(tx, cg) -> str:
 def _with_cells_as_free(code: types.CodeType, original: types.CodeType) -> types.CodeType:
     if not original.co_cellvars:
         return code
-    from opcode_tables.closure_cells import cells_as_free
     return cells_as_free(code, original.co_cellvars)
 
 
 def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, ...]:
-    from opcode_tables.liveness import live_locals
     live = live_locals(code, index)
     return tuple(n for n in bound if n in live)
 
 
-def plan(tx) -> BreakPlan:
+def plan(tx: InstructionTranslator) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
-    from .tracer import NULL
     table = tx.table
     if tx.exc_info or any(kind not in ("finally", "with") for kind, _t, _d in tx.block_stack):
         raise Unsupported("graph break inside an except or finally handler (the handled exception "
                           "cannot be handed to a continuation)")
     code, qualname, index = _to_original(tx, tx.ip)
-    instructions, _ = _instructions(code)
+    instructions, _ = instructions_of(code)
     position = {id(inst): i for i, inst in enumerate(instructions)}
     inst = instructions[index]
     traced_index = tx._index
@@ -199,10 +203,7 @@ def plan(tx) -> BreakPlan:
     if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional and \
             not spec.block_setup:
         return result   # nothing follows the instruction in this frame: the stub finishes it
-    # Where GET_ITER pushes a second slot (3.15), natively it may be a raw index beside the
-    # iterable, which no continuation can receive as a parameter.
-    pushes_raw_index = inst.opname == "GET_ITER" and table.fact("iterator_slots") > 1
-    if inst.opname in ("BEFORE_ASYNC_WITH", "FOR_ITER", "SEND") or pushes_raw_index or \
+    if not spec.resumable_after or \
             inst.opname in prefix_names or inst.opname in table.fact("block_stack_ops"):
         # A loop's FOR_ITER, half a call sequence, or a change to the 3.8-3.10 block stack.
         result.native_rest = (f"the frame cannot be resumed right after {inst.opname}: the rest of the "
@@ -269,7 +270,8 @@ def _offset_label(inst: Instruction, index: int) -> int:
 
 
 def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
-    from opcode_tables.resume import ResumeExit, build_resume_code
+    """The stub that runs the breaking instruction natively (made once per break point and
+    layout, shared through the registry)."""
     exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live) for e in p.exits)
     key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, id(f_globals))
     stub = registry.get(key)
@@ -297,13 +299,14 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
     return stub
 
 
-def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: Registry,
-                     limit: Optional[int]) -> Continuation:
-    from opcode_tables.resume import build_resume_code
-    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, backend.name, id(f_globals))
+def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) -> Continuation:
+    """The continuation of one exit (made once per resume point, layout and backend, shared
+    through the registry)."""
+    registry = ctx.registry
+    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, ctx.backend_name, id(f_globals))
     cont = registry.get(key)
     if cont is None:
-        instructions, _ = _instructions(p.code)
+        instructions, _ = instructions_of(p.code)
         label = f"__resume_at_{_offset_label(instructions[e.resume_index], e.resume_index)}"
         qualname = f"{p.qualname}.{label}"
         try:
@@ -313,80 +316,64 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, backend, registry: 
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
         register_origin(code, Origin(p.code, rc, p.qualname, e.resume_index))
-        cont = registry.put(key, Continuation(code, f_globals, qualname, backend, registry, limit),
-                            qualname)
+        cont = registry.put(key, ctx.make_continuation(code, f_globals, qualname), qualname)
         _log_code(qualname, code)
     return cont
 
 
 def _log_code(label: str, code: types.CodeType) -> None:
-    from . import logs
     if logs.get("bytecode").isEnabledFor(20):
-        from .debug import disassemble
         logs.log("bytecode", "-", "%s:\n%s", label, disassemble(code))
 
 
-def stub_arguments(tx, p: BreakPlan, cg, callee: Any) -> List[str]:
+def stub_arguments(tx: InstructionTranslator, p: BreakPlan, cg: OutputCodegen, callee: Optional[types.CodeType],
+                   ctx: BreakContext) -> List[str]:
     """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
     A callee whose trace failed is passed compiled, so it becomes its own frame."""
-    from .tracer import NULL
     exprs = []
     for value in tx.stack:
         if value is NULL:
             continue
-        compiled = _compiled_callee(value, callee, cg)
+        compiled = _compiled_callee(value, callee, cg, ctx)
         exprs.append(compiled if compiled is not None else value.reconstruct(cg))
     exprs += [tx.locals[name].reconstruct(cg) for name in p.live]
     return exprs
 
 
-def _compiled_callee(value, callee_code, cg) -> Optional[str]:
+def _compiled_callee(value: VariableTracker, callee_code: Optional[types.CodeType], cg: OutputCodegen,
+                     ctx: BreakContext) -> Optional[str]:
     """The callable of the breaking call, compiled, when it is the function whose inlining
     failed: a function from outside (its compiled wrapper, made once), or one made in the
     trace (rebuilt, then compiled when the entry runs; its frames share one cache)."""
-    from . import trace_rules
-    from .variables.functions import NestedFunctionVariable, UserFunctionVariable
     code = getattr(value, "code", None)
     if callee_code is None or code is not callee_code or code.co_flags & 0x2A0:
         return None  # generators and coroutines run natively anyway
-    from .variables.functions import LocalFunctionVariable
     if isinstance(value, LocalFunctionVariable):
         if value.source is None:
             return None
-        return f"{cg.const(_compile_at_run_time)}({value.reconstruct(cg)}, {cg.const(cg.backend)})"
+        return f"{cg.const(ctx.compile_callee)}({value.reconstruct(cg)})"
     if isinstance(value, UserFunctionVariable):
         fn = value.fn
         if value.source is None or trace_rules.is_disabled(fn):
             return None
-        registry: Registry = cg.registry
-        key = ("callee", fn, cg.backend.name)
-        wrapper = registry.get(key)
+        key = ("callee", fn, ctx.backend_name)
+        wrapper = ctx.registry.get(key)
         if wrapper is None:
-            from .api import _make_compiled
-            wrapper = _make_compiled(fn, cg.backend, False, {})
-            registry.remember(key, wrapper)
+            wrapper = ctx.registry.remember(key, ctx.compile_callee(fn))
         return cg.const(wrapper)
     if isinstance(value, NestedFunctionVariable):
-        from .cache import param_names
         if not all(name.isidentifier() for name in param_names(code)):
             # A comprehension (its hidden ".0" iterator argument is not traced): native.
             return None
-        return f"{cg.const(_compile_at_run_time)}({value.reconstruct(cg)}, {cg.const(cg.backend)})"
+        return f"{cg.const(ctx.compile_callee)}({value.reconstruct(cg)})"
     return None
 
 
-def _compile_at_run_time(fn: types.FunctionType, backend: Any) -> Any:
-    from .api import _make_compiled
-    return _make_compiled(fn, backend, False, {})
-
-
 def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optional[str],
-               table) -> List[str]:
+               table: VersionTable) -> List[str]:
     """The entry's last lines: call the stub, then the continuation of the exit it reached."""
     lines = []
-    spec = table.opcodes[p.inst.opname]
-    truth_test = p.inst.opname.endswith(("IF_TRUE", "IF_FALSE"))  # not IF_NONE / IF_NOT_NONE
-    if truth_test and spec.conditional and spec.jump is not None and "TO_BOOL" in table:
+    if table.opcodes[p.inst.opname].pops_exact_bool:
         # Where conditional jumps take exact bools, the compare before this one converted its
         # result natively (the trace kept the NumPy bool); converted after the side effects,
         # so that an ambiguous array truth raises where the plain function raises.

@@ -5,14 +5,23 @@ It owns the graph being built, the guards, the namespace of constants the
 cache entry's generated code refers to, and the mapping from sources to the
 trackers wrapped from them (reading ``L['x']`` twice yields one tracker, so
 aliasing in the trace matches the program).
+
+Trackers make their children through it (``tx.output.wrap(value, source)``,
+``tx.output.wrap_constant_result(value)``): the tracker builder
+(compiler.variables.builder, which knows every tracker class) is handed in by
+the tracer, so that the tracker modules import neither the builder nor each
+other in a circle.
 """
 from __future__ import annotations
 
 import builtins
 import types
 from collections import Counter
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
+import numpy as np
+
+from .exc import Unsupported
 from .graph import Graph, Node
 from .guards import GuardSet, Namespace
 from .side_effects import SideEffects
@@ -20,8 +29,16 @@ from .sources import Source
 from .variables.base import VariableTracker
 
 
+# builder.wrap(output, value, source) and builder.wrap_constant_result(value)
+WrapFn = Callable[["OutputGraph", Any, Optional[Source]], VariableTracker]
+WrapConstantFn = Callable[[Any], VariableTracker]
+
+
 class OutputGraph:
-    def __init__(self, code: types.CodeType, f_globals: dict, closure: Optional[tuple]) -> None:
+    def __init__(self, code: types.CodeType, f_globals: dict, closure: Optional[tuple], *,
+                 wrap: WrapFn, wrap_constant: WrapConstantFn) -> None:
+        self._build = wrap
+        self._build_constant = wrap_constant
         self.code = code
         self.f_globals = f_globals
         b = f_globals.get("__builtins__", builtins)
@@ -50,7 +67,6 @@ class OutputGraph:
         """Refuse mutations that would make eager generator tracing differ from Python's
         lazy generators: a generator body changing an object from outside it, or anything
         an unfinished generator can reach changing before the generator is exhausted."""
-        from .exc import Unsupported
         if self.generator_starts and var.serial < self.generator_starts[-1]:
             raise Unsupported(f"{what} inside a generator body, on an object from outside it "
                               "(generators are traced eagerly)")
@@ -60,7 +76,9 @@ class OutputGraph:
                                   "(generators are traced eagerly)")
 
     def wrap(self, value: Any, source: Optional[Source]) -> VariableTracker:
-        from .variables.builder import wrap
+        """The tracker for ``value`` read from ``source`` (guards installed), one per source and
+        per mutable object; with no source, a tracker with no guards."""
+        wrap = self._build
         if source is None:
             return wrap(self, value, None)
         existing = self._wrapped.get(source)
@@ -77,12 +95,15 @@ class OutputGraph:
             self._wrapped[source] = existing
         return existing
 
+    def wrap_constant_result(self, value: Any) -> VariableTracker:
+        """A tracker for a value computed at trace time (no source): constants and containers
+        of constants."""
+        return self._build_constant(value)
+
     def finalize_array_write_guards(self) -> None:
         """Input arrays written in place must not share memory with the other input arrays
         (the graph reads those before the replayed write): refused now if they do, guarded
         for later calls."""
-        import numpy as np
-        from .exc import Unsupported
         inputs = [v for v in self._wrapped.values() if getattr(v, "example", None) is not None]
         for var in self.side_effects.mutated_arrays:
             for other in inputs:
@@ -123,7 +144,7 @@ class OutputGraph:
         scope.update({"_G": self.f_globals, "_B": self.f_builtins, "_cl": self.closure})
         return scope
 
-    def placeholder_for(self, var) -> Node:
+    def placeholder_for(self, var: VariableTracker) -> Node:
         """The graph input for an array that came from outside (made on first use)."""
         source = var.source
         node = self.graph.placeholder(_placeholder_name(source), var.meta)
@@ -137,7 +158,6 @@ def _placeholder_name(source: Source) -> str:
 
 
 def _is_mutable_object(value: Any) -> bool:
-    import numpy as np
     if isinstance(value, (list, dict, set, bytearray)):
         return True
     tp = type(value)

@@ -10,7 +10,11 @@ the entry hands them to the *continuation* of that path: a function
 ``__resume_at_<offset>`` built from the original code, compiled lazily
 (first call) through the same cache machinery as any compiled frame, with
 its own guards and cache.  Both code objects are built by
-``opcode_tables.resume`` for the running interpreter.
+``opcode_tables.resume`` for the running interpreter (compiler.graph_break
+decides what to build).
+
+This module sits below the compile driver: a continuation gets its cache and
+the function that compiles it handed in (compiler.convert_frame makes them).
 
 Continuations and stubs are shared by every frame compiled from one root
 function (a ``Registry``, kept on the root's FrameCache): a break inside a
@@ -20,8 +24,7 @@ one continuation.
 from __future__ import annotations
 
 import types
-import weakref
-from typing import Any, Dict, Hashable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 from .entry_codegen import MISS
 
@@ -39,28 +42,6 @@ class Resume:
 def pack(branch: int, *values: Any) -> Resume:
     """The packer the stubs' exit code calls (a plain function: no bound-method NULL games)."""
     return Resume(branch, values)
-
-
-class Origin:
-    """Where a generated code object came from: the original code, and the index map."""
-
-    def __init__(self, code: types.CodeType, resume_code: Any, qualname: str, resume_index: int = -1) -> None:
-        self.code = code                  # the original (user) code object
-        self.resume_code = resume_code    # opcode_tables.resume.ResumeCode
-        self.qualname = qualname          # the original function's qualname
-        self.resume_index = resume_index  # where the continuation resumes, in the original code
-
-
-# generated code object -> Origin (weak: a dropped registry frees its code)
-_ORIGINS: "weakref.WeakKeyDictionary[types.CodeType, Origin]" = weakref.WeakKeyDictionary()
-
-
-def origin_of(code: types.CodeType) -> Optional[Origin]:
-    return _ORIGINS.get(code)
-
-
-def register_origin(code: types.CodeType, origin: Origin) -> None:
-    _ORIGINS[code] = origin
 
 
 class _FunctionMaker:
@@ -91,16 +72,15 @@ class Stub(_FunctionMaker):
 
 
 class Continuation(_FunctionMaker):
-    """A ``__resume_at_<offset>`` function, compiled on its first call."""
+    """A ``__resume_at_<offset>`` function, compiled on its first call: ``cache`` holds its
+    entries (a FrameCache sharing the root's registry), ``compile(fn, cache, values)``
+    traces it on a miss and returns the call's result."""
 
-    def __init__(self, code: types.CodeType, f_globals: dict, qualname: str, backend: Any,
-                 registry: "Registry", limit: Optional[int]) -> None:
+    def __init__(self, code: types.CodeType, f_globals: dict, qualname: str, cache: Any,
+                 compile: Callable[[types.FunctionType, Any, tuple], Any]) -> None:
         super().__init__(code, f_globals, qualname)
-        from .cache import FrameCache
-        self.backend = backend
-        self.limit = limit
-        self.cache = FrameCache(code)
-        self.cache.registry = registry
+        self.cache = cache
+        self._compile = compile
 
     def __call__(self, closure: Optional[tuple], *values: Any) -> Any:
         for entry in self.cache.entries:
@@ -110,10 +90,7 @@ class Continuation(_FunctionMaker):
         fn = self.function_for(closure)
         if self.cache.native:
             return fn(*values)
-        from . import config
-        from .cache import compile_frame
-        limit = self.limit if self.limit is not None else config.cache_limit
-        return compile_frame(fn, self.cache, values, self.backend, False, limit)
+        return self._compile(fn, self.cache, values)
 
 
 class Registry:

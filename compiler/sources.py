@@ -14,7 +14,8 @@ function's globals), ``_B`` (its builtins) and ``_cl`` (its closure) in scope.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from types import CodeType
+from typing import Any, Callable, List
 
 # Registers a constant in the generated code's namespace, returning its name.
 ConstNamer = Callable[[Any], str]
@@ -24,6 +25,14 @@ def local_param_name(name: str) -> str:
     """The parameter name the generated entry function uses for local ``name`` (a
     comprehension's hidden argument ".0" becomes L__0)."""
     return "L_" + (name if name.isidentifier() else name.replace(".", "_"))
+
+
+def param_names(code: CodeType) -> List[str]:
+    """The frame's parameters in the order CPython binds them: positional, keyword-only,
+    then *args and **kwargs (these are the names cache entries take, as ``L_<name>``)."""
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    return list(code.co_varnames[:count])
 
 
 class Source:

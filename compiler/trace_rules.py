@@ -6,7 +6,8 @@
              (math, operator, most builtins).
 - "inline":  a user Python function: traced by a nested translator.
 - "skip":    anything else, and everything passed to ``disable``:
-             Unsupported (the frame runs natively until graph breaks exist).
+             Unsupported: a graph break, the call runs natively (a user function
+             whose own trace failed becomes a compiled frame of its own).
 
 NumPy's own Python source is never inlined: a NumPy function that is not in
 the allowlist is "skip".

@@ -18,31 +18,28 @@ from __future__ import annotations
 
 import dis
 import types
-import weakref
 from collections import Counter
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 import opcode_tables
-from opcode_tables.decode import decode_cached, split_superinstructions
+from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
+from opcode_tables.resume import origin_of
 
 from . import config
 from .exc import InternalCompilerError, Unsupported
 from .output_graph import OutputGraph
-from .sources import ClosureSource, GlobalSource, ItemSource, BuiltinSource, LocalSource, Source
-from .variables.base import VariableTracker
+from .side_effects import DELETED
+from .sources import (BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source,
+                      local_param_name)
+from .variables import builder
+from .variables.base import VariableTracker, current_serial
+from .variables.builtins import ExceptionVariable
 from .variables.constant import ConstantVariable
-from .variables.functions import CellVariable
-
-
-class NullVariable(VariableTracker):
-    """The NULL that 3.11+ call sequences (and LOAD_FAST_AND_CLEAR) put on the stack."""
-
-    def describe(self) -> str:
-        return "NULL"
-
-
-NULL = NullVariable()
+from .variables.containers import BaseListVariable, DictVariable, IteratorVariable
+from .variables.functions import BaseUserFunctionVariable, CellVariable
+from .variables.resume_prologue import OpaqueValueVariable
+from .variables.user_objects import TracedObjectVariable
 
 
 class TracedException(Exception):
@@ -62,22 +59,6 @@ class _Return(Exception):
 
     def __init__(self, value: VariableTracker) -> None:
         self.value = value
-
-
-# Weak: fresh functions (and their code) must be collectable after they are gone.
-_INSTRUCTIONS: "weakref.WeakKeyDictionary[types.CodeType, Tuple[List[Instruction], Dict[int, int]]]" = \
-    weakref.WeakKeyDictionary()
-
-
-def instructions_of(code: types.CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
-    """Decoded, superinstruction-split instructions and an index by instruction identity."""
-    cached = _INSTRUCTIONS.get(code)
-    if cached is None:
-        instructions = split_superinstructions(decode_cached(code).instructions)
-        index = {id(inst): i for i, inst in enumerate(instructions)}
-        cached = (instructions, index)
-        _INSTRUCTIONS[code] = cached
-    return cached
 
 
 def _where(code: types.CodeType, inst: Optional[Instruction]) -> str:
@@ -138,10 +119,10 @@ class InstructionTranslatorBase:
     def unsupported(self, reason: str) -> "Unsupported":
         return Unsupported(reason, where=self.where())
 
-    def raise_python_exception(self, exc: BaseException):
+    def raise_python_exception(self, exc: BaseException) -> NoReturn:
         raise TracedException(exc)
 
-    def run_constant(self, fn, args, kwargs):
+    def run_constant(self, fn: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
         """Evaluate a pure function at trace time; its exceptions are the program's."""
         try:
             return fn(*args, **kwargs)
@@ -159,7 +140,6 @@ class InstructionTranslatorBase:
 
     # -- names ------------------------------------------------------------
     def load_global(self, name: str) -> VariableTracker:
-        from .side_effects import DELETED
         stored = self.output.side_effects.lookup("global", self.f_globals, name)
         if stored is not None and stored.value is not DELETED:
             return stored.value
@@ -175,7 +155,6 @@ class InstructionTranslatorBase:
 
     def store_global(self, name: str, value: Optional[VariableTracker]) -> None:
         """STORE_GLOBAL (value) / DELETE_GLOBAL (None): applied by the entry after the graph."""
-        from .side_effects import DELETED
         effects = self.output.side_effects
         stored = effects.lookup("global", self.f_globals, name)
         exists_now = (stored.value is not DELETED) if stored is not None else name in self.f_globals
@@ -205,7 +184,7 @@ class InstructionTranslatorBase:
                       kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         return fn.call(self, args, kwargs)
 
-    def inline_call(self, fn, bound: Dict[str, VariableTracker]) -> VariableTracker:
+    def inline_call(self, fn: BaseUserFunctionVariable, bound: Dict[str, VariableTracker]) -> VariableTracker:
         if self.depth + 1 > config.max_inline_depth:
             raise self.unsupported(f"inlining depth above {config.max_inline_depth} "
                                    f"(recursion of {fn.describe()} is not static)")
@@ -222,8 +201,6 @@ class InstructionTranslatorBase:
                     e.inlined_callee = fn.code
                     e.inlined_callee_name = getattr(fn, "qualname", None) or fn.code.co_name
                 raise
-        from .variables.base import current_serial
-        from .variables.containers import IteratorVariable
         starts = self.output.generator_starts
         starts.append(current_serial())
         try:
@@ -271,9 +248,10 @@ class InstructionTranslatorBase:
                 dis.stack_effect(opcode, arg)
         except ValueError:
             return
-        if inst.opname == "CALL" and self.table.fact("has_precall"):
-            # 3.11's dis.stack_effect books the arguments' removal on PRECALL (exempt), the rest on CALL.
-            expected += dis.stack_effect(dis.opmap["PRECALL"], arg)
+        shared = self.table.opcodes[inst.opname].stack_effect_shared_with
+        if shared is not None:
+            # e.g. 3.11's dis.stack_effect books a CALL's argument pops on its PRECALL (exempt).
+            expected += dis.stack_effect(dis.opmap[shared], arg)
         actual = len(self.stack) - before
         if actual != expected:
             raise InternalCompilerError(
@@ -309,7 +287,6 @@ class InstructionTranslatorBase:
     def handle_exception(self, e: TracedException) -> None:
         """A Python exception raised by the program: jump to the handler that catches it in
         this frame, or let it leave the frame."""
-        from .variables.builtins import ExceptionVariable
         exc_var = ExceptionVariable(e.exc)
         if self.table.fact("exception_table"):
             handler = self.current.exc if self.current is not None else None
@@ -351,8 +328,6 @@ class InstructionTranslatorBase:
 
 def _reachable(roots: List[VariableTracker], depth: int = 3) -> set:
     """Serials of the trackers a generator frame can reach from its arguments and cells."""
-    from .variables.containers import BaseListVariable, DictVariable
-    from .variables.user_objects import TracedObjectVariable
     seen: set = set()
     frontier = list(roots)
     for _ in range(depth):
@@ -401,7 +376,8 @@ class InstructionTranslator(InstructionTranslatorBase):
     def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any],
                  break_at: Optional[int] = None) -> None:
         code = fn.__code__
-        output = OutputGraph(code, fn.__globals__, fn.__closure__)
+        output = OutputGraph(code, fn.__globals__, fn.__closure__, wrap=builder.wrap,
+                             wrap_constant=builder.wrap_constant_result)
         super().__init__(output, code, fn.__globals__, None, depth=0)
         self.fn = fn
         self.ir_opcodes: Counter = Counter()
@@ -410,7 +386,6 @@ class InstructionTranslator(InstructionTranslatorBase):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
         self.arg_values = arg_values
-        from .sources import local_param_name
         output.argument_values = {local_param_name(n): v for n, v in arg_values.items()}
         self.break_at = break_at
         for index, name in enumerate(code.co_freevars):
@@ -418,11 +393,10 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def bind_arguments(self) -> None:
         """Wrap the frame's arguments (installing their guards)."""
-        from .resume import origin_of
         origin = origin_of(self.code)
         stack_params = list(origin.resume_code.stack_params) if origin is not None else []
         entering = origin is not None and origin.resume_index >= 0 and \
-            instructions_of(origin.code)[0][origin.resume_index].opname in ("BEFORE_WITH", "SETUP_WITH")
+            self.table.opcodes[instructions_of(origin.code)[0][origin.resume_index].opname].enters_with
         for name, value in self.arg_values.items():
             opaque = name in stack_params and _carried_opaquely(value, entering and name == stack_params[-1])
             if not opaque:
@@ -436,13 +410,13 @@ class InstructionTranslator(InstructionTranslatorBase):
             # (a with block's __exit__, ``log.append`` waiting for its argument, a context
             # manager about to be entered): often a new object on every call, so carried
             # along unguarded; any use of it breaks the graph (it runs natively).
-            from .variables.resume_prologue import OpaqueValueVariable
             self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
-        # Arguments that are also cells: CPython moves them into their cells at frame start
-        # (3.11+ does it with MAKE_CELL, which finds the value in the local slot).
+        # Arguments that are also cells: CPython moves them into their cells at frame entry
+        # (table fact "cell_creation"; where MAKE_CELL makes them instead, its handler finds
+        # the value in the local slot).
         for name in self.code.co_cellvars:
             cell = self.cells[name] = CellVariable(name=name)
-            if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
+            if name in self.locals and self.table.fact("cell_creation") == "frame_entry":
                 cell.contents = self.locals[name]
 
     def step(self) -> None:
@@ -488,7 +462,8 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 
 class InliningTranslator(InstructionTranslatorBase):
-    def __init__(self, parent: InstructionTranslatorBase, fn, bound: Dict[str, VariableTracker]) -> None:
+    def __init__(self, parent: InstructionTranslatorBase, fn: BaseUserFunctionVariable,
+                 bound: Dict[str, VariableTracker]) -> None:
         super().__init__(parent.output, fn.code, fn.globals_dict(), fn.globals_source(parent),
                          parent.depth + 1)
         self.parent = parent
@@ -499,7 +474,7 @@ class InliningTranslator(InstructionTranslatorBase):
             self.cells[name] = cell
         for name in code.co_cellvars:
             cell = self.cells[name] = CellVariable(name=name)
-            if name in self.locals and "MAKE_CELL" not in self.table.opcodes:
+            if name in self.locals and self.table.fact("cell_creation") == "frame_entry":
                 cell.contents = self.locals[name]
         if code.co_flags & inspect_CO_GENERATOR:
             self.yielded = []

@@ -219,3 +219,20 @@ def decode_cached(code: CodeType) -> Decoded:
     # The callback holds the dict itself: module globals are gone at interpreter exit.
     _cache[key] = (weakref.ref(code, lambda _ref, key=key, cache=_cache: cache.pop(key, None)), decoded)
     return decoded
+
+
+# Weak: fresh functions (and their code) must be collectable after they are gone.
+_indexed: "weakref.WeakKeyDictionary[CodeType, Tuple[List[Instruction], Dict[int, int]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def instructions_of(code: CodeType) -> Tuple[List[Instruction], Dict[int, int]]:
+    """The instructions the tracer steps through (decoded, superinstructions split) and an
+    index by instruction identity, memoised per code object.  Indexes into this list are
+    what the tracer, ``liveness`` and ``resume`` exchange."""
+    cached = _indexed.get(code)
+    if cached is None:
+        instructions = split_superinstructions(decode_cached(code).instructions)
+        cached = (instructions, {id(inst): i for i, inst in enumerate(instructions)})
+        _indexed[code] = cached
+    return cached

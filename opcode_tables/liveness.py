@@ -120,7 +120,7 @@ def live_locals(code: types.CodeType, index: int) -> FrozenSet[str]:
     instructions = decode_cached(code).split_instructions()
     if not 0 <= index < len(instructions):
         raise ValueError(f"index={index} is outside the {len(instructions)} instructions of {code.co_name} "
-                         "(indexes are into compiler.tracer.instructions_of(code))")
+                         "(indexes are into opcode_tables.decode.instructions_of(code))")
     if reads_frame(code):
         return _all_names(code)
     cached = _LIVE.get(code)

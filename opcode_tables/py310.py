@@ -26,7 +26,7 @@ TABLE = py39.TABLE.derive(
         OpcodeSpec("MATCH_CLASS", unsupported=PATTERN_MATCHING),
         OpcodeSpec("COPY_DICT_WITHOUT_KEYS"),
         # stack manipulation
-        OpcodeSpec("ROT_N"),
+        OpcodeSpec("ROT_N", permutes_stack=True),
         # generators
         OpcodeSpec("GEN_START", note=INLINED_GENERATOR_ONLY),
     ],

@@ -38,14 +38,14 @@ TABLE = _BASE.derive(
         OpcodeSpec("MAKE_CELL"),
         OpcodeSpec("COPY_FREE_VARS"),
         # stack manipulation
-        OpcodeSpec("PUSH_NULL"),
-        OpcodeSpec("COPY"),
-        OpcodeSpec("SWAP"),
+        OpcodeSpec("PUSH_NULL", may_push_null=True),
+        OpcodeSpec("COPY", permutes_stack=True),
+        OpcodeSpec("SWAP", permutes_stack=True),
         # operators
         OpcodeSpec("BINARY_OP", caches=1),
         # calls
         OpcodeSpec("PRECALL", caches=1),
-        OpcodeSpec("CALL", caches=4),
+        OpcodeSpec("CALL", caches=4, is_call=True, stack_effect_shared_with="PRECALL"),
         OpcodeSpec("KW_NAMES"),
         # jumps: all relative, direction in the name
         OpcodeSpec("JUMP_BACKWARD", jump="rel_back", flow="jump"),
@@ -64,10 +64,10 @@ TABLE = _BASE.derive(
                    unsupported="except* is not traced yet: its exception-group test is a graph break "
                                "(runs natively)"),
         OpcodeSpec("PREP_RERAISE_STAR"),
-        OpcodeSpec("BEFORE_WITH"),
+        OpcodeSpec("BEFORE_WITH", enters_with=True),
         # generators and coroutines
         OpcodeSpec("RETURN_GENERATOR", note=INLINED_GENERATOR_ONLY),
-        OpcodeSpec("SEND", jump="rel", conditional=True, unsupported=GENERATOR_ONLY),
+        OpcodeSpec("SEND", jump="rel", conditional=True, unsupported=GENERATOR_ONLY, resumable_after=False),
         OpcodeSpec("ASYNC_GEN_WRAP", unsupported=GENERATOR_ONLY),
         # Emitted in the send loop of yield from / await (3.11+) and in
         # exception cleanup (3.13); traced as a plain backward jump.
@@ -112,6 +112,7 @@ TABLE = _BASE.derive(
         "call_null_layout": "null_first",
         "kw_names": "kw_names_op",
         "has_precall": True,
+        "cell_creation": "make_cell",
         "binary_ops": (
             ("NB_ADD", "+"), ("NB_AND", "&"), ("NB_FLOOR_DIVIDE", "//"), ("NB_LSHIFT", "<<"),
             ("NB_MATRIX_MULTIPLY", "@"), ("NB_MULTIPLY", "*"), ("NB_REMAINDER", "%"),

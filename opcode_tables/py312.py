@@ -36,7 +36,7 @@ TABLE = _BASE.derive(
         OpcodeSpec("END_FOR"),
         # locals: unbound-checked load; save/restore around inlined comprehensions
         OpcodeSpec("LOAD_FAST_CHECK"),
-        OpcodeSpec("LOAD_FAST_AND_CLEAR"),
+        OpcodeSpec("LOAD_FAST_AND_CLEAR", may_push_null=True),  # NULL where the name is unbound
         OpcodeSpec("LOAD_SUPER_ATTR", caches=1),
         # intrinsics: operand indexes the "intrinsics_1" / "intrinsics_2" facts
         OpcodeSpec("CALL_INTRINSIC_1"),
@@ -76,7 +76,8 @@ TABLE = _BASE.derive(
         _BASE.changed("LOAD_ATTR", caches=9),
         _BASE.changed("FOR_ITER", caches=1),
         _BASE.changed("SEND", caches=1),
-        _BASE.changed("CALL", caches=3),
+        # PRECALL is gone: dis.stack_effect books all of CALL's effect on CALL
+        _BASE.changed("CALL", caches=3, stack_effect_shared_with=None),
     ],
     facts={
         "call_prefix": ("KW_NAMES",),

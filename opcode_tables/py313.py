@@ -27,7 +27,7 @@ TABLE = _BASE.derive(
     (3, 13),
     add=[
         OpcodeSpec("TO_BOOL", caches=3),
-        OpcodeSpec("CALL_KW"),
+        OpcodeSpec("CALL_KW", is_call=True),
         # superinstructions: see the "superinstructions" fact
         OpcodeSpec("LOAD_FAST_LOAD_FAST"),
         OpcodeSpec("STORE_FAST_LOAD_FAST"),
@@ -46,8 +46,9 @@ TABLE = _BASE.derive(
     change=[
         _BASE.changed("CONTAINS_OP", caches=1),
         _BASE.changed("JUMP_BACKWARD", caches=1),
-        _BASE.changed("POP_JUMP_IF_FALSE", caches=1),
-        _BASE.changed("POP_JUMP_IF_TRUE", caches=1),
+        # truth tests take an exact bool: TO_BOOL converts the value before them
+        _BASE.changed("POP_JUMP_IF_FALSE", caches=1, pops_exact_bool=True),
+        _BASE.changed("POP_JUMP_IF_TRUE", caches=1, pops_exact_bool=True),
         _BASE.changed("POP_JUMP_IF_NONE", caches=1),
         _BASE.changed("POP_JUMP_IF_NOT_NONE", caches=1),
     ],

@@ -24,7 +24,9 @@ TABLE = _BASE.derive(
     ],
     remove=["GET_YIELD_FROM_ITER"],
     change=[
-        _BASE.changed("GET_ITER", caches=1),
+        # Natively the second slot may be a raw index beside the iterable, which no
+        # continuation can receive as a parameter.
+        _BASE.changed("GET_ITER", caches=1, resumable_after=False),
         _BASE.changed("CALL_FUNCTION_EX", caches=1),
         _BASE.changed("RESUME", caches=1),
     ],

@@ -35,6 +35,11 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     "call_kw_op" (3.13: CALL_KW pops a names tuple).
 ``has_precall``
     True on 3.11 only: every CALL is preceded by PRECALL.
+``cell_creation``
+    Who makes a frame's cells: "frame_entry" (up to 3.10: CPython, before the
+    first instruction, moving an argument that is also a cell into it) or
+    "make_cell" (3.11+: a MAKE_CELL instruction per cell, which finds an
+    argument's value in its local slot).
 ``binary_ops``
     BINARY_OP's operand table (``dis._nb_ops``, 3.11+): ((NB_NAME, symbol), ...)
     in arg order; () before 3.11 (one opcode per operator).
@@ -104,8 +109,8 @@ from __future__ import annotations
 from .spec import OpcodeSpec, VersionTable
 
 # Reasons shared with later versions' tables.
-IMPORT_RUNS_CODE = ("an import can run module code (side effects): the frame runs natively; "
-                    "import at module level instead")
+IMPORT_RUNS_CODE = ("an import can run module code (side effects): a graph break, the import runs "
+                    "natively; import at module level to keep the frame in one graph")
 # Traced only while an inlined generator is drained; a generator frame itself runs natively.
 INLINED_GENERATOR_ONLY = "traced only inside an inlined generator; a generator frame runs natively"
 GENERATOR_ONLY = "generators and coroutines are not traced: the tracer compiles plain function frames"
@@ -126,11 +131,11 @@ _CODE_FIELDS_38 = (
 _ROWS = [
     # -- stack manipulation -------------------------------------------------
     OpcodeSpec("POP_TOP"),
-    OpcodeSpec("ROT_TWO"),
-    OpcodeSpec("ROT_THREE"),
-    OpcodeSpec("ROT_FOUR"),
-    OpcodeSpec("DUP_TOP"),
-    OpcodeSpec("DUP_TOP_TWO"),
+    OpcodeSpec("ROT_TWO", permutes_stack=True),
+    OpcodeSpec("ROT_THREE", permutes_stack=True),
+    OpcodeSpec("ROT_FOUR", permutes_stack=True),
+    OpcodeSpec("DUP_TOP", permutes_stack=True),
+    OpcodeSpec("DUP_TOP_TWO", permutes_stack=True),
     OpcodeSpec("NOP"),
     OpcodeSpec("EXTENDED_ARG", decoder_only=True, note=DECODER_ONLY),
 
@@ -238,11 +243,12 @@ _ROWS = [
 
     # -- functions and calls ------------------------------------------------
     OpcodeSpec("MAKE_FUNCTION"),
-    OpcodeSpec("CALL_FUNCTION"),
-    OpcodeSpec("CALL_FUNCTION_KW"),
-    OpcodeSpec("CALL_FUNCTION_EX"),
-    OpcodeSpec("LOAD_METHOD"),
-    OpcodeSpec("CALL_METHOD"),
+    OpcodeSpec("CALL_FUNCTION", is_call=True),
+    OpcodeSpec("CALL_FUNCTION_KW", is_call=True),
+    OpcodeSpec("CALL_FUNCTION_EX", is_call=True),
+    # [NULL, callable] for a plain attribute, [method, self] for a method
+    OpcodeSpec("LOAD_METHOD", may_push_null=True),
+    OpcodeSpec("CALL_METHOD", is_call=True),
     OpcodeSpec("RETURN_VALUE", flow="return"),
 
     # -- jumps (3.8: argument counts bytes) ---------------------------------
@@ -256,16 +262,17 @@ _ROWS = [
     # -- loops --------------------------------------------------------------
     OpcodeSpec("GET_ITER"),
     # Jumps past the loop body when the iterator is exhausted.
-    OpcodeSpec("FOR_ITER", jump="rel", conditional=True),
+    OpcodeSpec("FOR_ITER", jump="rel", conditional=True, resumable_after=False),
 
     # -- exceptions, finally and with: the 3.8 block stack ------------------
     # SETUP_* push a block whose handler is the jump target; the body falls through.
     OpcodeSpec("SETUP_FINALLY", jump="rel", conditional=True, block_setup=True),
-    OpcodeSpec("SETUP_WITH", jump="rel", conditional=True, block_setup=True),
+    OpcodeSpec("SETUP_WITH", jump="rel", conditional=True, block_setup=True, enters_with=True),
     OpcodeSpec("POP_BLOCK"),
     OpcodeSpec("POP_EXCEPT"),
     OpcodeSpec("RAISE_VARARGS", flow="raise"),
-    OpcodeSpec("BEGIN_FINALLY"),
+    # pushes NULL: "no exception" for the END_FINALLY of the finally body
+    OpcodeSpec("BEGIN_FINALLY", may_push_null=True),
     # Pushes the address of the next instruction and jumps into the finally
     # body, whose END_FINALLY / POP_FINALLY comes back: for flow analysis and
     # stack depth it behaves like a conditional jump that also falls through.
@@ -286,7 +293,7 @@ _ROWS = [
     OpcodeSpec("GET_AITER", unsupported=GENERATOR_ONLY),
     OpcodeSpec("GET_ANEXT", unsupported=GENERATOR_ONLY),
     OpcodeSpec("END_ASYNC_FOR", unsupported=GENERATOR_ONLY),
-    OpcodeSpec("BEFORE_ASYNC_WITH", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("BEFORE_ASYNC_WITH", unsupported=GENERATOR_ONLY, resumable_after=False),
     OpcodeSpec("SETUP_ASYNC_WITH", jump="rel", conditional=True, block_setup=True,
                unsupported=GENERATOR_ONLY),
 ]
@@ -308,6 +315,7 @@ TABLE = VersionTable(
         "call_null_layout": None,
         "kw_names": "none",
         "has_precall": False,
+        "cell_creation": "frame_entry",
         "binary_ops": (),
         "intrinsics_1": (),
         "intrinsics_2": (),

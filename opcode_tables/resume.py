@@ -18,6 +18,7 @@ from __future__ import annotations
 import dis
 import inspect
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -28,7 +29,8 @@ from .instruction import Instruction, create_instruction, point_at_copies
 from .liveness import live_locals, reachable, reads_frame
 from .spec import VersionTable
 
-__all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code"]
+__all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "Origin", "origin_of",
+           "register_origin"]
 
 # Opcodes whose argument names a fast local, a cell or a free variable: their
 # index changes when the parameters are reordered, so the assembler re-derives it.
@@ -75,6 +77,33 @@ class ResumeCode:
     def original_index(self, index: int) -> Optional[int]:
         """Index into instructions_of(self.code) -> index into instructions_of(original), None if inserted."""
         return self._origin.get(index)
+
+
+class Origin:
+    """Where a generated continuation's code object came from: the original code, its
+    ``ResumeCode`` (the index map back to the original), the original function's qualname
+    and where it resumes.  The tracer reads it to trace a continuation as part of the
+    original frame; a break inside a continuation maps back through it."""
+
+    def __init__(self, code: types.CodeType, resume_code: ResumeCode, qualname: str,
+                 resume_index: int = -1) -> None:
+        self.code = code                  # the original (user) code object
+        self.resume_code = resume_code
+        self.qualname = qualname          # the original function's qualname
+        self.resume_index = resume_index  # where the continuation resumes, in the original code
+
+
+# generated code object -> Origin (weak: a dropped continuation frees its code)
+_ORIGINS: "weakref.WeakKeyDictionary[types.CodeType, Origin]" = weakref.WeakKeyDictionary()
+
+
+def origin_of(code: types.CodeType) -> Optional[Origin]:
+    """The Origin of a generated continuation's code; None for any other code object."""
+    return _ORIGINS.get(code)
+
+
+def register_origin(code: types.CodeType, origin: Origin) -> None:
+    _ORIGINS[code] = origin
 
 
 def _current_table() -> VersionTable:
@@ -136,7 +165,7 @@ def _check_zero_argument_super(code: types.CodeType, instructions: List[Instruct
 def _check_index(what: str, index: int, count: int) -> None:
     if not 0 <= index < count:
         raise ValueError(f"{what}={index} is outside the {count} instructions of the code "
-                         "(indexes are into compiler.tracer.instructions_of(code))")
+                         "(indexes are into opcode_tables.decode.instructions_of(code))")
 
 
 def _load_local(name: str, cells: Set[str], table: VersionTable) -> Instruction:

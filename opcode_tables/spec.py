@@ -41,6 +41,25 @@ class OpcodeSpec:
     decoder_only: bool = False
     # Free-form remark shown by `python -m opcode_tables coverage`.
     note: str = ""
+    # -- stack facts the tracer's graph breaks rely on (compiler.graph_break) --------------
+    # A call (whatever the version's call layout): pops its callable and arguments and pushes
+    # only its result, so the slots below its operands survive unchanged.
+    is_call: bool = False
+    # May leave a NULL on the stack (PUSH_NULL, LOAD_METHOD's "no self" slot, ...); the flag
+    # bits that push one (LOAD_GLOBAL's push_null, LOAD_ATTR's is_method) are the instruction's.
+    may_push_null: bool = False
+    # Reorders or duplicates stack slots (ROT_*, DUP_TOP*, SWAP, COPY).
+    permutes_stack: bool = False
+    # Enters a (synchronous) with block: calls the context manager's __enter__.
+    enters_with: bool = False
+    # False where code cannot be resumed right after this instruction: a loop's FOR_ITER
+    # (the iterator is mid-way), a generator's SEND, an async with's entry.
+    resumable_after: bool = True
+    # A truth-testing conditional jump that pops an exact bool (TO_BOOL converts before it).
+    pops_exact_bool: bool = False
+    # ``dis.stack_effect`` books part of this instruction's stack effect on the named
+    # instruction that always precedes it (3.11: CALL's argument pops are PRECALL's).
+    stack_effect_shared_with: Optional[str] = None
 
     def __post_init__(self) -> None:
         if self.jump not in JUMP_KINDS:

@@ -8,7 +8,7 @@ import types
 import pytest
 
 from opcode_tables.closure_cells import cells_as_free
-from compiler.tracer import instructions_of
+from opcode_tables.decode import instructions_of
 
 
 def _outer():

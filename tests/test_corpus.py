@@ -9,7 +9,9 @@ Regenerate that file only on purpose (it merges; run on 3.12, then on the other 
     TRACEMATRIX_UPDATE_GRAPHS=1 python -m pytest -p no:xdist tests/test_corpus.py -k graph_text
 
 Cases that fail because a feature is not built yet are listed in KNOWN_GAPS with the reason and the part that
-fails; ``test_known_gap_still_fails`` keeps that list honest (a gap that starts passing must be removed).
+fails.  The checks a gap names are strict xfails on the versions it is declared for (a gap that starts passing
+fails the run: remove it), and ``test_known_gap_still_fails`` checks both ways: the gap reproduces where it is
+declared, and the case passes those checks everywhere else.  Nothing here is skipped.
 """
 from __future__ import annotations
 
@@ -62,22 +64,20 @@ def _gap(name: str, part: str) -> Optional[Gap]:
     return gap
 
 
-def _tracer_covers_this_python() -> bool:
-    # The version's table gets its handlers bound by `import compiler`; a version without handlers
-    # (3.13 for issue 3) runs every frame natively, so only the differential test applies there.
-    return bool(opcode_tables.current_table().handlers)
-
-
 # NumPy 2 promotes by NEP 50; NumPy 1.x (the only NumPy on CPython 3.8) by value: see registry.Case.
 NEP50_PROMOTION = int(np.__version__.split(".")[0]) >= 2
-NOT_TRACED = "the tracer binds no handlers for CPython %d.%d (issue 3 covers 3.8-3.12): frames run natively"
 BACKENDS = [b for b in ("eager", "numpy") if b in available_backends()]
 FULL_GRAPH = sorted(n for n, c in CASES.items() if c.full_graph)
 
 
-def _skip_unless_traced() -> None:
-    if not _tracer_covers_this_python():
-        pytest.skip(NOT_TRACED % _running_version())
+def _expect_gap(request, name: str, *parts: str) -> None:
+    """Mark the running test as a strict xfail when the case has a known gap in one of ``parts``
+    on this version: it must still fail (an XPASS fails the run)."""
+    for part in parts:
+        gap = _gap(name, part)
+        if gap is not None:
+            request.applymarker(pytest.mark.xfail(reason=f"known gap: {gap.reason}", strict=True))
+            return
 
 
 @pytest.fixture(autouse=True)
@@ -89,12 +89,11 @@ def _fresh_compiler():
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_compiled_equals_plain(name, backend):
-    if _gap(name, "differential"):
-        pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
+def test_compiled_equals_plain(name, backend, request):
+    _expect_gap(request, name, "differential")
     case = CASES[name]
     check_differential(case, compiler.compile(case.fn, backend=backend))
-    if case.full_graph and _tracer_covers_this_python() and not _gap(name, "explain") and not case.raises:
+    if case.full_graph and not _gap(name, "explain") and not case.raises:
         # The calls above went through one compiled function (recompiling for new shapes and dtypes):
         # every compilation must have produced its graph, none may have fallen back to native code.
         native = [(e.compile_id, e.fallback_reason) for e in compiler.events() if e.fallback_reason]
@@ -102,19 +101,15 @@ def test_compiled_equals_plain(name, backend):
 
 
 @pytest.mark.parametrize("name", FULL_GRAPH)
-def test_explain_counts(name):
-    _skip_unless_traced()
-    if _gap(name, "explain"):
-        pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
+def test_explain_counts(name, request):
+    _expect_gap(request, name, "explain")
     check_explain(CASES[name], compiler)
 
 
 @pytest.mark.parametrize("name", FULL_GRAPH)
-def test_fullgraph_true_accepts_one_graph_cases(name):
+def test_fullgraph_true_accepts_one_graph_cases(name, request):
     """fullgraph=True raises only for what does not trace: a one-graph case compiles and runs on every call."""
-    _skip_unless_traced()
-    if _gap(name, "explain"):
-        pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
+    _expect_gap(request, name, "explain")
     case = CASES[name]
     compiled = compiler.compile(case.fn, fullgraph=True)
     for index, call in enumerate(case.calls()):
@@ -129,12 +124,16 @@ EXPLAIN_GAPS = sorted(n for n, g in KNOWN_GAPS.items() if "explain" in g.parts)
 
 @pytest.mark.parametrize("name", EXPLAIN_GAPS)
 def test_fullgraph_true_names_what_does_not_trace(name):
-    """Where a case does not trace yet, fullgraph=True raises compiler.Unsupported naming the file and line."""
-    _skip_unless_traced()
-    if not _gap(name, "explain"):
-        pytest.skip(f"the gap is declared for {sorted(KNOWN_GAPS[name].versions or ())} only")
+    """Where a case does not trace yet, fullgraph=True raises compiler.Unsupported naming the file and line;
+    on the versions the gap is not declared for, the same call traces with fullgraph=True."""
     case = CASES[name]
     call = next(c for i, c in enumerate(case.calls()) if case.expected_nodes(i) is not None)
+    if not _gap(name, "explain"):
+        result = run(compiler.compile(case.fn, fullgraph=True), call)
+        assert result.error is None or not isinstance(result.error, compiler.Unsupported), (
+            f"{name} is declared a gap for {sorted(KNOWN_GAPS[name].versions or ())} only, "
+            f"but fullgraph=True raised here: {result.error}")
+        return
     with pytest.raises(compiler.Unsupported) as info:
         run_result = run(compiler.compile(case.fn, fullgraph=True), call)
         if run_result.error is not None:
@@ -157,10 +156,8 @@ def graph_store():
 
 
 @pytest.mark.parametrize("name", FULL_GRAPH)
-def test_graph_text(name, graph_store):
-    _skip_unless_traced()
-    if _gap(name, "graph_text") or _gap(name, "explain"):
-        pytest.skip(f"known gap: {KNOWN_GAPS[name].reason}")
+def test_graph_text(name, graph_store, request):
+    _expect_gap(request, name, "graph_text", "explain")
     stored, produced = graph_store
     texts = check_explain(CASES[name], compiler)
     for index, text in enumerate(texts):
@@ -208,8 +205,9 @@ def test_known_gap_still_fails(name):
     gap = KNOWN_GAPS[name]
     assert gap.parts and gap.parts <= set(PARTS), f"{name}: parts {sorted(gap.parts)} not within {PARTS}"
     if gap.versions is not None and _running_version() not in gap.versions:
-        pytest.skip(f"the gap is declared for {sorted(gap.versions)} only")
-    if gap.parts != {"differential"}:
-        _skip_unless_traced()
+        failing = [part for part in sorted(gap.parts) if _fails(name, part)]
+        assert not failing, (f"{name} fails {failing} on {_running_version()}, where no gap is declared "
+                             f"(declared for {sorted(gap.versions)})")
+        return
     passing = [part for part in sorted(gap.parts) if not _fails(name, part)]
     assert not passing, f"{name} now passes {passing}: remove it from KNOWN_GAPS (or narrow its parts/versions)"

@@ -152,9 +152,22 @@ def test_block_setup_or_exception_entries():
 
 
 def test_handlers_are_shared_per_entry():
-    decoded = decode(with_handlers.__code__)
-    handlers = {id(inst.exc) for inst in decoded.instructions if inst.exc is not None}
-    assert len(handlers) == len(decoded.exception_entries)
+    code = with_handlers.__code__
+    decoded = decode(code)
+    ids = {id(inst) for inst in decoded.instructions}
+    if TABLE.fact("exception_table"):
+        handlers = [inst.exc for inst in decoded.instructions if inst.exc is not None]
+        assert decoded.exception_entries, "try/except/finally has exception-table entries"
+        assert len({id(h) for h in handlers}) == len(decoded.exception_entries)
+        assert all(id(h.target) in ids for h in handlers)
+        return
+    # The block stack's handlers are the SETUP_* jump targets: one per block setup dis shows,
+    # each an instruction of the list, at the offset dis gives.
+    setups = [inst for inst in decoded.instructions if TABLE[inst.opname].block_setup]
+    shown = [ins for ins in dis.get_instructions(code) if TABLE[ins.opname].block_setup]
+    assert len(setups) == len(shown) >= 2
+    assert all(id(setup.target) in ids for setup in setups)
+    assert [setup.target.offset for setup in setups] == [ins.argval for ins in shown]
 
 
 def test_lines_match_dis():
@@ -218,12 +231,18 @@ def test_flag_bits_are_exposed():
     def calls():
         return len([1]) + str(2).count("2")
 
-    decoded = decode(calls.__code__)
+    code = calls.__code__
+    decoded = decode(code)
+    shown = _dis_by_offset(code)
     flags = TABLE.fact("arg_flags")
+    loads = [inst for inst in decoded.instructions if inst.opname in ("LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD")]
+    assert len(loads) == 3  # len, str, .count
     for inst in decoded.instructions:
         names = flags.get(inst.opname, ())
         for bit, name in enumerate(names):
             if name in ("push_null", "is_method"):
                 assert getattr(inst, name) == bool((inst.arg >> bit) & 1)
-    if "LOAD_GLOBAL" in flags:
-        assert any(inst.push_null for inst in decoded.instructions if inst.opname == "LOAD_GLOBAL")
+        # dis writes the NULL a load also pushes into its argrepr ("NULL + len", "count + NULL|self").
+        assert (inst.push_null or inst.is_method) == ("NULL" in shown[inst.offset].argrepr), inst.opname
+    # Global calls push their NULL with LOAD_GLOBAL's flag exactly where the table has that flag.
+    assert any(inst.push_null for inst in loads) == ("LOAD_GLOBAL" in flags)

@@ -11,7 +11,7 @@ from typing import Any, FrozenSet, Sequence
 
 import pytest
 
-from compiler.tracer import instructions_of
+from opcode_tables.decode import instructions_of
 from opcode_tables.liveness import live_locals
 
 

@@ -23,7 +23,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import pytest
 
-from compiler.tracer import instructions_of
+from opcode_tables.decode import instructions_of
 from tests.corpus.registry import Call
 from opcode_tables import current_table
 from opcode_tables.factories import body_start

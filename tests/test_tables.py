@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import dis
 import opcode
-import sys
+import platform
 import types
 
 import pytest
 
 import opcode_tables
 from opcode_tables import SUPPORTED_VERSIONS, current_table, table_for
+from opcode_tables.decode import instructions_of
 from opcode_tables.spec import OpcodeSpec, VersionTable
 
-RUNNING = tuple(sys.version_info[:2])
+# The running interpreter's (major, minor): what the current table must be for.
+RUNNING = tuple(int(part) for part in platform.python_version_tuple()[:2])
 TABLE = current_table()
 
 # Code that exercises jumps in both directions, closures, calls, comprehensions,
@@ -152,7 +154,7 @@ def test_table_for_rejects_unknown_versions_helpfully():
 def test_current_table_is_the_running_version_and_cached():
     assert TABLE.version == RUNNING
     assert current_table() is TABLE
-    assert table_for(sys.version_info) is TABLE
+    assert table_for(RUNNING + (0,)) is TABLE
     assert opcode_tables.module_name(RUNNING) == f"py{RUNNING[0]}{RUNNING[1]}"
 
 
@@ -430,3 +432,163 @@ def test_bind_handler_checks_the_opname():
         table.bind_handler("NOP", print)
     with pytest.raises(KeyError, match="not an opcode"):
         table.bind_handler("RESUME", print)
+
+
+# -- stack facts of the rows (what graph breaks rely on), against compiled code -------
+
+STACK_SAMPLE = '''
+def calls(f, o, a, k, g):
+    f(1)
+    f(1, k=2)
+    f(*a, **k)
+    o.m(1)
+    o.m(1, k=2)
+    g(1, 2)
+
+def swaps(a, b, c, x, i, v):
+    a, b = b, a
+    a, b, c = c, b, a
+    x.a += v
+    x[i] += v
+
+def withs(cm):
+    with cm:
+        pass
+    with cm as e:
+        pass
+
+def shadow(y):
+    x = 1
+    return [x for x in y]
+
+def try_finally():
+    try:
+        pass
+    finally:
+        pass
+
+def loop(ys):
+    for y in ys:
+        pass
+
+def delegate(it):
+    yield from it
+
+async def async_with(cm):
+    async with cm:
+        pass
+
+def truth(a, b):
+    if a:
+        pass
+    if not b:
+        pass
+    while a:
+        a = b
+    return a and b
+
+def cells(a):
+    return lambda: a
+'''
+STACK_CODES = {code.co_name: code for code in _code_objects(compile(STACK_SAMPLE, "<stack sample>", "exec"))}
+
+
+def _stack_sample(name: str):
+    return instructions_of(STACK_CODES[name])[0]
+
+
+def _rows(field: str):
+    return {name for name, spec in TABLE.opcodes.items() if getattr(spec, field)}
+
+
+def _effect(inst) -> int:
+    return dis.stack_effect(dis.opmap[inst.opname], inst.arg if dis.opmap[inst.opname] >= dis.HAVE_ARGUMENT else None)
+
+
+def test_call_rows_are_what_ends_every_call():
+    insts = _stack_sample("calls")
+    ending = {insts[i - 1].opname for i, inst in enumerate(insts) if inst.opname == "POP_TOP"}
+    assert len(ending) >= 2
+    assert ending == _rows("is_call")
+
+
+def test_with_entry_rows_are_what_follows_the_context_manager():
+    insts = _stack_sample("withs")
+    entering = {insts[i + 1].opname for i, inst in enumerate(insts)
+                if inst.opname.startswith("LOAD_FAST") and inst.argval == "cm"}
+    assert entering == _rows("enters_with")
+
+
+def test_permuting_rows_are_the_nameless_instructions_that_keep_or_grow_the_stack():
+    """In tuple swaps and augmented assignments, what moves or copies slots is exactly the
+    instructions that name no variable or constant and do not shrink the stack (the frame
+    prologue aside); those are the permuting rows."""
+    named = set(dis.hasname) | set(dis.haslocal) | set(dis.hasconst) | set(dis.hasfree)
+    prologue = set(TABLE.fact("frame_prologue"))
+    insts = _stack_sample("swaps")
+    moving = {i.opname for i in insts if dis.opmap[i.opname] not in named and i.opname not in prologue
+              and _effect(i) >= 0}
+    assert moving, "x.a += v copies the object"
+    assert moving == {i.opname for i in insts if TABLE[i.opname].permutes_stack}
+
+
+def test_null_rows_are_emitted_where_a_null_is_pushed():
+    calls = _stack_sample("calls")
+    # o.m(...): a load after the receiver that pushes a pair, [NULL|method, callable|self],
+    # is a NULL row, or a flag bit of a row that also loads plain attributes.
+    pairs = [calls[i + 1] for i, inst in enumerate(calls)
+             if inst.opname.startswith("LOAD_FAST") and inst.argval == "o" and _effect(calls[i + 1]) == 1]
+    assert pairs, "o.m(1) loads the method as a pair on every version"
+    for pair in pairs:
+        assert TABLE[pair.opname].may_push_null or pair.is_method
+    # g(1, 2) with g a local: the call sequence needs a NULL beside the callable where the
+    # version's call layout has one, pushed by exactly one NULL row.
+    start = max(i for i, inst in enumerate(calls) if inst.opname.startswith("LOAD_FAST") and inst.argval == "g")
+    statement = calls[start - 1:start + 2]
+    pushed = [inst for inst in statement if TABLE[inst.opname].may_push_null]
+    assert len(pushed) == (0 if TABLE.fact("call_null_layout") is None else 1)
+    # Every NULL row is one this interpreter emits (calls, a comprehension saving a shadowed
+    # name, a finally block's "no exception" marker).
+    emitted = {inst.opname for name in ("calls", "shadow", "try_finally") for inst in _stack_sample(name)}
+    assert _rows("may_push_null") <= emitted
+
+
+def test_rows_after_which_code_cannot_resume():
+    loop = _stack_sample("loop")
+    after_iter = [loop[i + 1] for i, inst in enumerate(loop) if inst.opname == "GET_ITER"]
+    entering = [insts[i + 1] for insts in [_stack_sample("async_with")] for i, inst in enumerate(insts)
+                if inst.opname.startswith("LOAD_FAST") and inst.argval == "cm"]
+    for inst in after_iter + entering:
+        assert not TABLE[inst.opname].resumable_after, inst.opname
+    emitted = {inst.opname for name in ("loop", "delegate", "async_with") for inst in _stack_sample(name)}
+    assert {name for name, spec in TABLE.opcodes.items() if not spec.resumable_after} <= emitted
+
+
+def test_exact_bool_rows_are_the_jumps_after_to_bool():
+    insts = _stack_sample("truth")
+    after_to_bool = {insts[i + 1].opname for i, inst in enumerate(insts) if inst.opname == "TO_BOOL"}
+    assert after_to_bool == _rows("pops_exact_bool")
+
+
+def test_stack_effect_shared_with_names_the_instruction_dis_books_it_on():
+    insts = _stack_sample("calls")
+    prefix = set(TABLE.fact("call_prefix"))
+    checked = 0
+    for i, inst in enumerate(insts):
+        spec = TABLE[inst.opname]
+        if not spec.is_call:
+            continue
+        before = insts[i - 1]
+        if spec.stack_effect_shared_with is not None:
+            assert before.opname == spec.stack_effect_shared_with
+            assert _effect(before) != 0
+            checked += 1
+        elif before.opname in prefix:
+            assert _effect(before) == 0, f"{before.opname} before {inst.opname}"
+            checked += 1
+    assert checked or not prefix
+
+
+def test_cell_creation_fact():
+    made_by_code = any(inst.opname == "MAKE_CELL" for inst in _stack_sample("cells"))
+    assert TABLE.fact("cell_creation") == ("make_cell" if made_by_code else "frame_entry")

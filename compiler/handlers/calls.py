@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Dict, List
 
-from . import handler
-from ..variables.base import VariableTracker
+from opcode_tables.instruction import Instruction
 
-
-def _is_null(value) -> bool:
-    from ..tracer import NULL
-    return value is NULL
+from ..tracer import InstructionTranslatorBase
+from ..variables.base import NULL, VariableTracker
+from ..variables.containers import DictVariable, TupleVariable
+from ..variables.operators import unary_op
+from .registry import handler
 
 
 def _kwargs_from(names: tuple, values: List[VariableTracker]):
@@ -25,7 +25,7 @@ def _kwargs_from(names: tuple, values: List[VariableTracker]):
     return values[:-n], dict(zip(names, values[-n:]))
 
 
-def _pop_callable_pair(tx):
+def _pop_callable_pair(tx: InstructionTranslatorBase):
     """The callable and the self argument (if any) below a call's arguments."""
     layout = tx.table.fact("call_null_layout")
     upper = tx.pop()
@@ -34,25 +34,25 @@ def _pop_callable_pair(tx):
         fn, self_arg = lower, upper
     else:
         fn, self_arg = upper, lower
-        if not _is_null(lower):
+        if lower is not NULL:
             # [method, self]: the lower slot holds the function
             fn, self_arg = lower, upper
-    return fn, (None if _is_null(self_arg) else self_arg)
+    return fn, (None if self_arg is NULL else self_arg)
 
 
-def _call(tx, fn, args, kwargs) -> None:
+def _call(tx: InstructionTranslatorBase, fn, args, kwargs) -> None:
     tx.push(tx.call_function(fn, args, kwargs))
 
 
 @handler("CALL_FUNCTION")
-def call_function(tx, inst):
+def call_function(tx: InstructionTranslatorBase, inst: Instruction):
     args = tx.popn(inst.argval)
     fn = tx.pop()
     _call(tx, fn, args, {})
 
 
 @handler("CALL_FUNCTION_KW")
-def call_function_kw(tx, inst):
+def call_function_kw(tx: InstructionTranslatorBase, inst: Instruction):
     names = tx.pop().as_python_constant()
     values = tx.popn(inst.argval)
     fn = tx.pop()
@@ -61,14 +61,14 @@ def call_function_kw(tx, inst):
 
 
 @handler("CALL_METHOD")
-def call_method(tx, inst):
+def call_method(tx: InstructionTranslatorBase, inst: Instruction):
     args = tx.popn(inst.argval)
     fn, self_arg = _pop_callable_pair(tx)
     _call(tx, fn, ([self_arg] if self_arg is not None else []) + args, {})
 
 
 @handler("KW_NAMES")
-def kw_names(tx, inst):
+def kw_names(tx: InstructionTranslatorBase, inst: Instruction):
     names = inst.argval
     if not isinstance(names, tuple):
         # dis (and so the decoded argval) leaves KW_NAMES' constant unresolved on 3.11
@@ -77,7 +77,7 @@ def kw_names(tx, inst):
 
 
 @handler("CALL")
-def call(tx, inst):
+def call(tx: InstructionTranslatorBase, inst: Instruction):
     values = tx.popn(inst.argval)
     names = tx.kw_names or ()
     tx.kw_names = None
@@ -87,7 +87,7 @@ def call(tx, inst):
 
 
 @handler("CALL_KW")
-def call_kw(tx, inst):
+def call_kw(tx: InstructionTranslatorBase, inst: Instruction):
     names = tx.pop().as_python_constant()
     values = tx.popn(inst.argval)
     fn, self_arg = _pop_callable_pair(tx)
@@ -96,11 +96,10 @@ def call_kw(tx, inst):
 
 
 @handler("CALL_FUNCTION_EX")
-def call_function_ex(tx, inst):
-    from ..variables.containers import DictVariable
+def call_function_ex(tx: InstructionTranslatorBase, inst: Instruction):
     if tx.table.fact("call_function_ex_kwargs") == "slot":
         kwargs_var = tx.pop()
-        kwargs_var = None if _is_null(kwargs_var) else kwargs_var
+        kwargs_var = None if kwargs_var is NULL else kwargs_var
     else:
         kwargs_var = tx.pop() if inst.argval & 1 else None
     args_var = tx.pop()
@@ -112,7 +111,7 @@ def call_function_ex(tx, inst):
         fn = tx.pop()
         if layout == "null_first":
             null = tx.pop()
-            if not _is_null(null):
+            if null is not NULL:
                 raise tx.unsupported("CALL_FUNCTION_EX with a method pair")
     args = args_var.unpack(tx)
     kwargs: Dict[str, VariableTracker] = {}
@@ -124,9 +123,7 @@ def call_function_ex(tx, inst):
 
 
 @handler("CALL_INTRINSIC_1")
-def call_intrinsic_1(tx, inst):
-    from ..variables.containers import TupleVariable
-    from ..variables.operators import unary_op
+def call_intrinsic_1(tx: InstructionTranslatorBase, inst: Instruction):
     name = tx.table.fact("intrinsics_1")[inst.arg]
     if name == "INTRINSIC_LIST_TO_TUPLE":
         tx.push(TupleVariable(tx.pop().unpack(tx)))
@@ -139,10 +136,10 @@ def call_intrinsic_1(tx, inst):
 
 
 @handler("CALL_INTRINSIC_2")
-def call_intrinsic_2(tx, inst):
+def call_intrinsic_2(tx: InstructionTranslatorBase, inst: Instruction):
     raise tx.unsupported(f"CALL_INTRINSIC_2 {tx.table.fact('intrinsics_2')[inst.arg]}")
 
 
 @handler("RETURN_VALUE")
-def return_value(tx, inst):
+def return_value(tx: InstructionTranslatorBase, inst: Instruction):
     tx.do_return(tx.pop())

@@ -1,78 +1,81 @@
 """Building and unpacking tuples, lists, sets, dicts and strings."""
 from __future__ import annotations
 
-from . import handler
+from opcode_tables.instruction import Instruction
+
 from ..exc import Unsupported
+from ..tracer import InstructionTranslatorBase
 from ..variables.constant import ConstantVariable
 from ..variables.containers import DictVariable, ListVariable, SetVariable, TupleVariable, _const_key
+from .registry import handler
 
 
 @handler("BUILD_TUPLE")
-def build_tuple(tx, inst):
+def build_tuple(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(TupleVariable(tx.popn(inst.argval)))
 
 
 @handler("BUILD_LIST")
-def build_list(tx, inst):
+def build_list(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(ListVariable(tx.popn(inst.argval)))
 
 
 @handler("BUILD_SET")
-def build_set(tx, inst):
+def build_set(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(SetVariable({_const_key(v) for v in tx.popn(inst.argval)}))
 
 
 @handler("BUILD_MAP")
-def build_map(tx, inst):
+def build_map(tx: InstructionTranslatorBase, inst: Instruction):
     values = tx.popn(2 * inst.argval)
     tx.push(DictVariable({_const_key(values[i]): values[i + 1] for i in range(0, len(values), 2)}))
 
 
 @handler("BUILD_CONST_KEY_MAP")
-def build_const_key_map(tx, inst):
+def build_const_key_map(tx: InstructionTranslatorBase, inst: Instruction):
     keys = tx.pop().as_python_constant()
     values = tx.popn(inst.argval)
     tx.push(DictVariable(dict(zip(keys, values))))
 
 
 @handler("BUILD_STRING")
-def build_string(tx, inst):
+def build_string(tx: InstructionTranslatorBase, inst: Instruction):
     parts = tx.popn(inst.argval)
     tx.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
 
 
 @handler("LIST_APPEND")
-def list_append(tx, inst):
+def list_append(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     tx.peek(inst.argval).call_method(tx, "append", [value], {})
 
 
 @handler("SET_ADD")
-def set_add(tx, inst):
+def set_add(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     tx.peek(inst.argval).call_method(tx, "add", [value], {})
 
 
 @handler("MAP_ADD")
-def map_add(tx, inst):
+def map_add(tx: InstructionTranslatorBase, inst: Instruction):
     key, value = tx.popn(2)
     tx.peek(inst.argval).setitem(tx, key, value)
 
 
 @handler("LIST_EXTEND")
-def list_extend(tx, inst):
+def list_extend(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     tx.peek(inst.argval).call_method(tx, "extend", [value], {})
 
 
 @handler("SET_UPDATE")
-def set_update(tx, inst):
+def set_update(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     tx.peek(inst.argval).call_method(tx, "update", [value], {})
 
 
 @handler("DICT_UPDATE", "DICT_MERGE")
-def dict_update(tx, inst):
+def dict_update(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     target = tx.peek(inst.argval)
     if inst.opname == "DICT_MERGE" and isinstance(value, DictVariable):
@@ -83,12 +86,12 @@ def dict_update(tx, inst):
 
 
 @handler("LIST_TO_TUPLE")
-def list_to_tuple(tx, inst):
+def list_to_tuple(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(TupleVariable(tx.pop().unpack(tx)))
 
 
 def _build_unpack(kind):
-    def run(tx, inst):
+    def run(tx: InstructionTranslatorBase, inst: Instruction):
         items = []
         for part in tx.popn(inst.argval):
             items.extend(part.unpack(tx))
@@ -105,7 +108,7 @@ handler("BUILD_SET_UNPACK")(_build_unpack("set"))
 
 
 @handler("BUILD_MAP_UNPACK", "BUILD_MAP_UNPACK_WITH_CALL")
-def build_map_unpack(tx, inst):
+def build_map_unpack(tx: InstructionTranslatorBase, inst: Instruction):
     merged = DictVariable({})
     for part in tx.popn(inst.argval):
         merged.call_method(tx, "update", [part], {})
@@ -113,7 +116,7 @@ def build_map_unpack(tx, inst):
 
 
 @handler("UNPACK_SEQUENCE")
-def unpack_sequence(tx, inst):
+def unpack_sequence(tx: InstructionTranslatorBase, inst: Instruction):
     items = tx.pop().unpack(tx)
     if len(items) != inst.argval:
         tx.raise_python_exception(ValueError(
@@ -123,7 +126,7 @@ def unpack_sequence(tx, inst):
 
 
 @handler("UNPACK_EX")
-def unpack_ex(tx, inst):
+def unpack_ex(tx: InstructionTranslatorBase, inst: Instruction):
     before = inst.arg & 0xFF
     after = inst.arg >> 8
     items = tx.pop().unpack(tx)
@@ -144,14 +147,14 @@ def unpack_ex(tx, inst):
 _CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
 
 
-def _format(tx, value, spec: str) -> ConstantVariable:
+def _format(tx: InstructionTranslatorBase, value, spec: str) -> ConstantVariable:
     if not value.is_python_constant():
         raise Unsupported(f"formatting {value.describe()} into a string needs its value")
     return ConstantVariable(tx.run_constant(format, [value.as_python_constant(), spec], {}))
 
 
 @handler("FORMAT_VALUE")
-def format_value(tx, inst):
+def format_value(tx: InstructionTranslatorBase, inst: Instruction):
     flags = inst.arg
     spec = tx.pop().as_python_constant() if flags & 0x04 else ""
     value = tx.pop()
@@ -164,7 +167,7 @@ def format_value(tx, inst):
 
 
 @handler("CONVERT_VALUE")
-def convert_value(tx, inst):
+def convert_value(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     if not value.is_python_constant():
         raise Unsupported(f"converting {value.describe()} to a string needs its value")
@@ -172,11 +175,11 @@ def convert_value(tx, inst):
 
 
 @handler("FORMAT_SIMPLE")
-def format_simple(tx, inst):
+def format_simple(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(_format(tx, tx.pop(), ""))
 
 
 @handler("FORMAT_WITH_SPEC")
-def format_with_spec(tx, inst):
+def format_with_spec(tx: InstructionTranslatorBase, inst: Instruction):
     spec = tx.pop().as_python_constant()
     tx.push(_format(tx, tx.pop(), spec))

@@ -6,17 +6,23 @@ array values is Unsupported (a data-dependent branch, issue 4).
 """
 from __future__ import annotations
 
-from . import handler
+from opcode_tables.instruction import Instruction
+
+from ..tracer import InstructionTranslatorBase
+from ..variables.base import NULL
 from ..variables.constant import ConstantVariable
+from ..variables.containers import IteratorVariable
+from ..variables.operators import is_op
+from .registry import handler
 
 
 @handler("JUMP_FORWARD", "JUMP_ABSOLUTE", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT")
-def jump(tx, inst):
+def jump(tx: InstructionTranslatorBase, inst: Instruction):
     tx.jump_to(inst.target)
 
 
 def _pop_jump(expect: bool):
-    def run(tx, inst):
+    def run(tx: InstructionTranslatorBase, inst: Instruction):
         if tx.pop().truth(tx) == expect:
             tx.jump_to(inst.target)
     return run
@@ -26,13 +32,12 @@ handler("POP_JUMP_IF_TRUE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_BACKWARD_IF_TR
 handler("POP_JUMP_IF_FALSE", "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_BACKWARD_IF_FALSE")(_pop_jump(False))
 
 
-def _is_none(tx, value) -> bool:
-    from ..variables.operators import is_op
+def _is_none(tx: InstructionTranslatorBase, value) -> bool:
     return is_op(tx, value, ConstantVariable(None))
 
 
 def _pop_jump_none(expect: bool):
-    def run(tx, inst):
+    def run(tx: InstructionTranslatorBase, inst: Instruction):
         if _is_none(tx, tx.pop()) == expect:
             tx.jump_to(inst.target)
     return run
@@ -44,7 +49,7 @@ handler("POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
 
 
 def _jump_or_pop(expect: bool):
-    def run(tx, inst):
+    def run(tx: InstructionTranslatorBase, inst: Instruction):
         if tx.peek().truth(tx) == expect:
             tx.jump_to(inst.target)
         else:
@@ -57,9 +62,7 @@ handler("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
 
 
 @handler("GET_ITER")
-def get_iter(tx, inst):
-    from ..tracer import NULL
-    from ..variables.containers import IteratorVariable
+def get_iter(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     if isinstance(value, IteratorVariable):
         tx.push(value)
@@ -71,8 +74,7 @@ def get_iter(tx, inst):
 
 
 @handler("FOR_ITER", stack_effect_exempt=True)
-def for_iter(tx, inst):
-    from ..variables.containers import IteratorVariable
+def for_iter(tx: InstructionTranslatorBase, inst: Instruction):
     iterator = tx.peek(tx.table.fact("iterator_slots"))
     if not isinstance(iterator, IteratorVariable):
         raise tx.unsupported(f"for loop over {iterator.describe()}")

@@ -10,14 +10,13 @@ frame run natively (where the real exception is raised).
 """
 from __future__ import annotations
 
-from . import handler
-from ..variables.base import VariableTracker
+from opcode_tables.instruction import Instruction
+
+from ..tracer import InstructionTranslatorBase
+from ..variables.base import NULL, VariableTracker
+from ..variables.builtins import BuiltinVariable, ExceptionVariable, isinstance_of_type
 from ..variables.constant import ConstantVariable
-
-
-def _null():
-    from ..tracer import NULL
-    return NULL
+from .registry import handler
 
 
 class _ExitFunction(VariableTracker):
@@ -38,14 +37,14 @@ class _ExitFunction(VariableTracker):
         return self.exit_fn.reconstruct(cg)
 
 
-def _check_special_method(tx, owner, name: str) -> None:
+def _check_special_method(tx: InstructionTranslatorBase, owner: VariableTracker, name: str) -> None:
     """A with statement on an object whose type lacks ``name`` fails natively: AttributeError up
     to 3.11, TypeError ("does not support the context manager protocol") after; let it."""
     if not hasattr(owner.python_type(), name):
         raise tx.unsupported(f"{owner.describe()} has no {name}: the with statement fails natively")
 
 
-def _enter(tx):
+def _enter(tx: InstructionTranslatorBase):
     manager = tx.pop()
     _check_special_method(tx, manager, "__enter__")
     _check_special_method(tx, manager, "__exit__")
@@ -55,8 +54,7 @@ def _enter(tx):
 
 
 @handler("WITH_EXCEPT_START")
-def with_except_start(tx, inst):
-    from ..variables.builtins import ExceptionVariable
+def with_except_start(tx: InstructionTranslatorBase, inst: Instruction):
     exit_fn = next((v for v in reversed(tx.stack) if isinstance(v, _ExitFunction)), None)
     exc = next((v for v in reversed(tx.stack[-3:]) if isinstance(v, ExceptionVariable)), None)
     if exit_fn is None or exc is None:
@@ -65,16 +63,14 @@ def with_except_start(tx, inst):
     tx.push(exit_fn.call(tx, [ConstantVariable(exc.python_type()), exc, none], {}))
 
 
-def _exception_matches(tx, exc_var, classes_var) -> bool:
-    from ..variables.builtins import isinstance_of_type
+def _exception_matches(tx: InstructionTranslatorBase, exc_var, classes_var) -> bool:
     if not classes_var.is_python_constant():
         raise tx.unsupported(f"except clause with {classes_var.describe()}")
     classes = classes_var.as_python_constant()
     return isinstance_of_type(exc_var.python_type(), classes)
 
 
-def _reraise(tx, exc_var):
-    from ..variables.builtins import ExceptionVariable
+def _reraise(tx: InstructionTranslatorBase, exc_var):
     if not isinstance(exc_var, ExceptionVariable):
         raise tx.unsupported(f"re-raise of {exc_var.describe()}")
     tx.raise_python_exception(exc_var.exc)
@@ -83,12 +79,12 @@ def _reraise(tx, exc_var):
 # -- block stack (3.8-3.10) ---------------------------------------------------
 
 @handler("SETUP_FINALLY", stack_effect_exempt=True)
-def setup_finally(tx, inst):
+def setup_finally(tx: InstructionTranslatorBase, inst: Instruction):
     tx.block_stack.append(("finally", inst.target, len(tx.stack)))
 
 
 @handler("SETUP_WITH", stack_effect_exempt=True)
-def setup_with(tx, inst):
+def setup_with(tx: InstructionTranslatorBase, inst: Instruction):
     exit_fn, entered = _enter(tx)
     tx.push(exit_fn)
     tx.block_stack.append(("with", inst.target, len(tx.stack)))
@@ -96,13 +92,13 @@ def setup_with(tx, inst):
 
 
 @handler("POP_BLOCK")
-def pop_block(tx, inst):
+def pop_block(tx: InstructionTranslatorBase, inst: Instruction):
     tx.block_stack.pop()
 
 
 @handler("BEGIN_FINALLY", stack_effect_exempt=True)
-def begin_finally(tx, inst):
-    tx.push(_null())  # "no exception": END_FINALLY pops it and falls through
+def begin_finally(tx: InstructionTranslatorBase, inst: Instruction):
+    tx.push(NULL)  # "no exception": END_FINALLY pops it and falls through
 
 
 class _ReturnAddress(ConstantVariable):
@@ -110,15 +106,15 @@ class _ReturnAddress(ConstantVariable):
 
 
 @handler("CALL_FINALLY", stack_effect_exempt=True)
-def call_finally(tx, inst):
+def call_finally(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(_ReturnAddress(tx.ip))
     tx.jump_to(inst.target)
 
 
 @handler("END_FINALLY", stack_effect_exempt=True)
-def end_finally(tx, inst):
+def end_finally(tx: InstructionTranslatorBase, inst: Instruction):
     top = tx.pop()
-    if top is _null() or (top.is_python_constant() and top.as_python_constant() is None):
+    if top is NULL or (top.is_python_constant() and top.as_python_constant() is None):
         return
     if isinstance(top, _ReturnAddress):
         tx.ip = top.value
@@ -131,13 +127,13 @@ def end_finally(tx, inst):
 
 
 @handler("POP_FINALLY", stack_effect_exempt=True)
-def pop_finally(tx, inst):
+def pop_finally(tx: InstructionTranslatorBase, inst: Instruction):
     """3.8: ``return``/``break``/``continue`` leaving a finally or with block
     drops the block's marker: NULL ("no exception") or a CALL_FINALLY return
     address; with arg 1 the value to return sits above it and stays."""
     kept = tx.pop() if inst.arg else None
     marker = tx.pop()
-    if marker is not _null() and not isinstance(marker, _ReturnAddress):
+    if marker is not NULL and not isinstance(marker, _ReturnAddress):
         raise tx.unsupported("finally block left by return, break or continue while an exception "
                              "is handled (not traced yet)")
     if inst.arg:
@@ -145,27 +141,26 @@ def pop_finally(tx, inst):
 
 
 @handler("WITH_CLEANUP_START", stack_effect_exempt=True)
-def with_cleanup_start(tx, inst):
+def with_cleanup_start(tx: InstructionTranslatorBase, inst: Instruction):
     top = tx.pop()
-    if top is not _null():
+    if top is not NULL:
         raise tx.unsupported("with block left by an exception (not traced yet)")
     exit_fn = tx.pop()
     none = ConstantVariable(None)
     result = exit_fn.call(tx, [none, none, none], {})
-    tx.push(_null())
+    tx.push(NULL)
     tx.push(result)
 
 
 @handler("WITH_CLEANUP_FINISH", stack_effect_exempt=True)
-def with_cleanup_finish(tx, inst):
+def with_cleanup_finish(tx: InstructionTranslatorBase, inst: Instruction):
     tx.pop()
 
 
 @handler("JUMP_IF_NOT_EXC_MATCH")
-def jump_if_not_exc_match(tx, inst):
+def jump_if_not_exc_match(tx: InstructionTranslatorBase, inst: Instruction):
     classes = tx.pop()
     exc_type = tx.pop()
-    from ..variables.builtins import isinstance_of_type
     if not isinstance_of_type(exc_type.as_python_constant(), classes.as_python_constant()):
         tx.jump_to(inst.target)
 
@@ -173,14 +168,14 @@ def jump_if_not_exc_match(tx, inst):
 # -- 3.11+ handlers -------------------------------------------------------------
 
 @handler("BEFORE_WITH")
-def before_with(tx, inst):
+def before_with(tx: InstructionTranslatorBase, inst: Instruction):
     exit_fn, entered = _enter(tx)
     tx.push(exit_fn)
     tx.push(entered)
 
 
 @handler("LOAD_SPECIAL")
-def load_special(tx, inst):
+def load_special(tx: InstructionTranslatorBase, inst: Instruction):
     # 3.14: ``with`` looks up __exit__ / __enter__ as a (bound method, NULL) pair; the
     # __exit__ is marked so that WITH_EXCEPT_START finds it.
     name = tx.table.fact("special_methods")[inst.arg]
@@ -188,11 +183,11 @@ def load_special(tx, inst):
     _check_special_method(tx, owner, name)
     method = owner.getattr(tx, name)
     tx.push(_ExitFunction(method) if name in ("__exit__", "__aexit__") else method)
-    tx.push(_null())
+    tx.push(NULL)
 
 
 @handler("PUSH_EXC_INFO")
-def push_exc_info(tx, inst):
+def push_exc_info(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     tx.push(tx.exc_info[-1] if tx.exc_info else ConstantVariable(None))
     tx.push(value)
@@ -200,7 +195,7 @@ def push_exc_info(tx, inst):
 
 
 @handler("CHECK_EXC_MATCH")
-def check_exc_match(tx, inst):
+def check_exc_match(tx: InstructionTranslatorBase, inst: Instruction):
     classes = tx.pop()
     tx.push(ConstantVariable(_exception_matches(tx, tx.peek(), classes)))
 
@@ -208,7 +203,7 @@ def check_exc_match(tx, inst):
 # -- both -----------------------------------------------------------------------
 
 @handler("POP_EXCEPT", stack_effect_exempt=True)
-def pop_except(tx, inst):
+def pop_except(tx: InstructionTranslatorBase, inst: Instruction):
     if tx.table.fact("exception_table"):
         tx.pop()  # the previous exception, restored
     else:
@@ -221,7 +216,7 @@ def pop_except(tx, inst):
 
 
 @handler("RERAISE", stack_effect_exempt=True)
-def reraise(tx, inst):
+def reraise(tx: InstructionTranslatorBase, inst: Instruction):
     if tx.table.fact("exception_table"):
         value = tx.pop()
     else:
@@ -232,8 +227,7 @@ def reraise(tx, inst):
 
 
 @handler("RAISE_VARARGS")
-def raise_varargs(tx, inst):
-    from ..variables.builtins import BuiltinVariable, ExceptionVariable
+def raise_varargs(tx: InstructionTranslatorBase, inst: Instruction):
     if inst.argval == 0:
         if not tx.exc_info:
             raise tx.unsupported("bare raise outside an exception handler")

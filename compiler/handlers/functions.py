@@ -6,17 +6,20 @@ inlined translator's list, and the caller iterates over that list.
 """
 from __future__ import annotations
 
-from . import handler
+from opcode_tables.instruction import Instruction
+
+from ..tracer import InstructionTranslatorBase
 from ..variables.constant import ConstantVariable
+from ..variables.containers import DictVariable
 from ..variables.functions import NestedFunctionVariable
+from .registry import handler
 
 
-def _make(tx, code, qualname, flags, values) -> NestedFunctionVariable:
+def _make(tx: InstructionTranslatorBase, code, qualname, flags, values) -> NestedFunctionVariable:
     """``values``: attribute name -> tracker, for the flag bits that were set."""
     defaults = values.get("defaults")
     kwdefaults = values.get("kwdefaults")
     closure = values.get("closure")
-    from ..variables.containers import DictVariable
     return NestedFunctionVariable(
         code, qualname, tx.f_globals, tx.globals_source,
         defaults.unpack(tx) if defaults is not None else None,
@@ -26,7 +29,7 @@ def _make(tx, code, qualname, flags, values) -> NestedFunctionVariable:
 
 
 @handler("MAKE_FUNCTION")
-def make_function(tx, inst):
+def make_function(tx: InstructionTranslatorBase, inst: Instruction):
     qualname = tx.pop().as_python_constant() if tx.table.fact("make_function_qualname_on_stack") else None
     code = tx.pop().as_python_constant()
     if qualname is None:
@@ -43,7 +46,7 @@ def make_function(tx, inst):
 
 
 @handler("SET_FUNCTION_ATTRIBUTE")
-def set_function_attribute(tx, inst):
+def set_function_attribute(tx: InstructionTranslatorBase, inst: Instruction):
     fn = tx.peek()
     if not isinstance(fn, NestedFunctionVariable):
         # A function object made natively (e.g. before a graph break): the attribute must
@@ -53,7 +56,6 @@ def set_function_attribute(tx, inst):
     value = tx.pop()
     attr_flags = tx.table.fact("function_attr_flags")
     name = attr_flags[(inst.arg or 0).bit_length() - 1]
-    from ..variables.containers import DictVariable
     if name == "defaults":
         fn._defaults = value.unpack(tx)
     elif name == "kwdefaults":
@@ -64,7 +66,7 @@ def set_function_attribute(tx, inst):
 
 
 @handler("YIELD_VALUE")
-def yield_value(tx, inst):
+def yield_value(tx: InstructionTranslatorBase, inst: Instruction):
     if tx.yielded is None:
         raise tx.unsupported("yield outside an inlined generator")
     tx.yielded.append(tx.pop())
@@ -72,12 +74,12 @@ def yield_value(tx, inst):
 
 
 @handler("GEN_START", stack_effect_exempt=True)
-def gen_start(tx, inst):
+def gen_start(tx: InstructionTranslatorBase, inst: Instruction):
     pass  # the initial send(None): nothing was pushed for it
 
 
 @handler("RETURN_GENERATOR", stack_effect_exempt=True)
-def return_generator(tx, inst):
+def return_generator(tx: InstructionTranslatorBase, inst: Instruction):
     if tx.yielded is None:
         raise tx.unsupported("generator frame")
     tx.push(ConstantVariable(None))  # resumed by the first send(None); the next POP_TOP drops it

@@ -1,57 +1,57 @@
 """Locals, globals, closure cells, constants and attributes."""
 from __future__ import annotations
 
-from . import handler
+from opcode_tables.instruction import Instruction
+
 from ..exc import Unsupported
+from ..tracer import InstructionTranslatorBase
+from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
+from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
+from ..variables.user_objects import SuperVariable, native_method
+from .registry import handler
 
 
-def _null():
-    from ..tracer import NULL
-    return NULL
-
-
-def push_with_null(tx, value) -> None:
+def push_with_null(tx: InstructionTranslatorBase, value) -> None:
     """Push a callable plus the NULL the version's call sequence expects beside it."""
     layout = tx.table.fact("call_null_layout")
     if layout == "null_first":
-        tx.push(_null())
+        tx.push(NULL)
         tx.push(value)
     elif layout == "callable_first":
         tx.push(value)
-        tx.push(_null())
+        tx.push(NULL)
     else:  # LOAD_METHOD before 3.11: [NULL, bound callable] tells CALL_METHOD "no self"
-        tx.push(_null())
+        tx.push(NULL)
         tx.push(value)
 
 
 @handler("LOAD_CONST")
-def load_const(tx, inst):
+def load_const(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(wrap_constant_result(inst.argval) if not isinstance(inst.argval, type(load_const.__code__))
             else ConstantVariable(inst.argval))
 
 
 @handler("LOAD_SMALL_INT")
-def load_small_int(tx, inst):
+def load_small_int(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(ConstantVariable(inst.argval))
 
 
 @handler("LOAD_COMMON_CONSTANT")
-def load_common_constant(tx, inst):
+def load_common_constant(tx: InstructionTranslatorBase, inst: Instruction):
     # The interpreter's own object (never the module's global of the same name): no guard.
-    from ..variables.builtins import BuiltinVariable
     value = tx.table.fact("common_constants")[inst.arg]
     tx.push(BuiltinVariable(value) if callable(value) else wrap_constant_result(value))
 
 
 @handler("RETURN_CONST")
-def return_const(tx, inst):
+def return_const(tx: InstructionTranslatorBase, inst: Instruction):
     tx.do_return(wrap_constant_result(inst.argval))
 
 
 @handler("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
-def load_fast(tx, inst):
+def load_fast(tx: InstructionTranslatorBase, inst: Instruction):
     name = inst.argval
     if name not in tx.locals and name in tx.cells:
         # A cell variable's slot holds the cell (3.13 builds closures with LOAD_FAST, not LOAD_CLOSURE).
@@ -64,48 +64,48 @@ def load_fast(tx, inst):
 
 
 @handler("LOAD_FAST_AND_CLEAR")
-def load_fast_and_clear(tx, inst):
+def load_fast_and_clear(tx: InstructionTranslatorBase, inst: Instruction):
     # 3.12 inlined comprehensions save a shadowed name (NULL when unbound) and clear it.
-    tx.push(tx.locals.pop(inst.argval, _null()))
+    tx.push(tx.locals.pop(inst.argval, NULL))
 
 
 @handler("STORE_FAST")
-def store_fast(tx, inst):
+def store_fast(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
-    if value is _null():
+    if value is NULL:
         tx.locals.pop(inst.argval, None)
     else:
         tx.locals[inst.argval] = value
 
 
 @handler("DELETE_FAST")
-def delete_fast(tx, inst):
+def delete_fast(tx: InstructionTranslatorBase, inst: Instruction):
     if inst.argval not in tx.locals:
         tx.raise_python_exception(UnboundLocalError(f"local variable {inst.argval!r} referenced before assignment"))
     del tx.locals[inst.argval]
 
 
 @handler("LOAD_GLOBAL")
-def load_global(tx, inst):
+def load_global(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.load_global(inst.argval)
     if inst.push_null:
         if tx.table.fact("call_null_layout") == "callable_first":
             tx.push(value)
-            tx.push(_null())
+            tx.push(NULL)
         else:
-            tx.push(_null())
+            tx.push(NULL)
             tx.push(value)
     else:
         tx.push(value)
 
 
 @handler("STORE_GLOBAL")
-def store_global(tx, inst):
+def store_global(tx: InstructionTranslatorBase, inst: Instruction):
     tx.store_global(inst.argval, tx.pop())
 
 
 @handler("DELETE_GLOBAL")
-def delete_global(tx, inst):
+def delete_global(tx: InstructionTranslatorBase, inst: Instruction):
     tx.store_global(inst.argval, None)
 
 
@@ -117,7 +117,7 @@ def delete_global(tx, inst):
 # -- closure cells ----------------------------------------------------------
 
 @handler("MAKE_CELL")
-def make_cell(tx, inst):
+def make_cell(tx: InstructionTranslatorBase, inst: Instruction):
     name = inst.argval
     cell = tx.cell_for(name)
     if name in tx.locals and cell.contents is None:
@@ -125,22 +125,22 @@ def make_cell(tx, inst):
 
 
 @handler("COPY_FREE_VARS")
-def copy_free_vars(tx, inst):
+def copy_free_vars(tx: InstructionTranslatorBase, inst: Instruction):
     pass  # free variables' cells are set up when the translator starts
 
 
 @handler("LOAD_DEREF")
-def load_deref(tx, inst):
+def load_deref(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(tx.cell_for(inst.argval).load(tx))
 
 
 @handler("STORE_DEREF")
-def store_deref(tx, inst):
+def store_deref(tx: InstructionTranslatorBase, inst: Instruction):
     tx.cell_for(inst.argval).store(tx, tx.pop())
 
 
 @handler("DELETE_DEREF")
-def delete_deref(tx, inst):
+def delete_deref(tx: InstructionTranslatorBase, inst: Instruction):
     cell = tx.cell_for(inst.argval)
     if cell.external:
         raise tx.unsupported(f"del of closure variable {inst.argval!r}")
@@ -148,19 +148,18 @@ def delete_deref(tx, inst):
 
 
 @handler("LOAD_CLOSURE")
-def load_closure(tx, inst):
+def load_closure(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(tx.cell_for(inst.argval))
 
 
 # -- attributes -------------------------------------------------------------
 
-def _method(tx, obj, name: str):
+def _method(tx: InstructionTranslatorBase, obj, name: str):
     """A method load: where the tracer cannot model the method, a C method of an outside
     object is still loaded (the graph breaks at its call, not here)."""
     try:
         return obj.getattr(tx, name)
     except Unsupported:
-        from ..variables.user_objects import native_method
         method = native_method(obj, name)
         if method is None:
             raise
@@ -168,7 +167,7 @@ def _method(tx, obj, name: str):
 
 
 @handler("LOAD_ATTR")
-def load_attr(tx, inst):
+def load_attr(tx: InstructionTranslatorBase, inst: Instruction):
     obj = tx.pop()
     if inst.is_method:
         push_with_null(tx, _method(tx, obj, inst.argval))
@@ -177,13 +176,13 @@ def load_attr(tx, inst):
 
 
 @handler("LOAD_METHOD")
-def load_method(tx, inst):
+def load_method(tx: InstructionTranslatorBase, inst: Instruction):
     obj = tx.pop()
     push_with_null(tx, _method(tx, obj, inst.argval))
 
 
 @handler("STORE_ATTR")
-def store_attr(tx, inst):
+def store_attr(tx: InstructionTranslatorBase, inst: Instruction):
     obj = tx.pop()
     value = tx.pop()
     setter = getattr(obj, "setattr", None)
@@ -194,7 +193,7 @@ def store_attr(tx, inst):
 
 
 @handler("DELETE_ATTR")
-def delete_attr(tx, inst):
+def delete_attr(tx: InstructionTranslatorBase, inst: Instruction):
     obj = tx.pop()
     deleter = getattr(obj, "delattr", None)
     if deleter is None:
@@ -203,14 +202,12 @@ def delete_attr(tx, inst):
 
 
 @handler("LOAD_ASSERTION_ERROR")
-def load_assertion_error(tx, inst):
-    from ..variables.builtins import BuiltinVariable
+def load_assertion_error(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(BuiltinVariable(AssertionError))
 
 
 @handler("LOAD_SUPER_ATTR")
-def load_super_attr(tx, inst):
-    from ..variables.user_objects import SuperVariable
+def load_super_attr(tx: InstructionTranslatorBase, inst: Instruction):
     obj = tx.pop()
     cls_var = tx.pop()
     tx.pop()  # the global super

@@ -19,8 +19,10 @@ import numpy as np
 
 from ..exc import Unsupported
 from ..graph import Node, TensorMeta
-from .base import VariableTracker
+from ..ops import OpInfo, lookup_attribute, lookup_method, lookup_operator
+from .base import Translator, VariableTracker
 from .constant import ConstantVariable
+from .containers import BaseListVariable, SliceVariable, TupleVariable
 
 # Array attributes answered from the metadata (contract: ops.ARRAY_ATTRIBUTES).
 _STATIC_ATTRS = ("shape", "ndim", "dtype", "size", "itemsize", "nbytes")
@@ -57,34 +59,32 @@ class ArrayVariable(VariableTracker):
     def python_type(self) -> type:
         return np.ndarray if self.meta.kind == "array" else self.meta.dtype.type
 
-    def as_node(self, tx) -> Node:
+    def as_node(self, tx: Translator) -> Node:
         if self.node is None:
             self.node = tx.output.placeholder_for(self)
         return self.node
 
     # -- Python protocol --------------------------------------------------
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         raise Unsupported(f"data-dependent branch: truth value of {self.describe()} "
                           "depends on the array's contents")
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         if self.meta.kind != "array" or not self.meta.shape:
             raise Unsupported(f"len() of a 0-d {self.describe()}")
         return self.meta.shape[0]
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         n = self.length(tx)
         return [self.getitem(tx, ConstantVariable(i)) for i in range(n)]
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         meta = self.meta
         if name in _STATIC_ATTRS:
             value = getattr(meta, name)
             if name == "shape":
-                from .containers import TupleVariable
                 return TupleVariable([ConstantVariable(d) for d in value])
             return ConstantVariable(value)
-        from ..ops import lookup_attribute, lookup_method
         attr_op = lookup_attribute(name)
         if attr_op is not None:
             return call_op(tx, attr_op, [self], {})
@@ -99,11 +99,10 @@ class ArrayVariable(VariableTracker):
             # breaks at the call (with the bound method rebuilt for the native call).
         return ArrayMethodVariable(self, name, op)
 
-    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        from ..ops import lookup_operator
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         return call_op(tx, lookup_operator("getitem"), [self, key], {})
 
-    def setitem(self, tx, key, value) -> None:
+    def setitem(self, tx: Translator, key, value) -> None:
         what = "item assignment"
         if self.meta.kind != "array":
             raise Unsupported(f"{what} into {self.describe()}")
@@ -117,7 +116,7 @@ class ArrayVariable(VariableTracker):
         return cg.graph_output(self.as_node(cg.tx))
 
     # -- in-place ---------------------------------------------------------
-    def check_inplace(self, tx, what: str) -> None:
+    def check_inplace(self, tx: Translator, what: str) -> None:
         """An in-place write is modelled for a temporary nobody else can observe, and for an
         input array (replayed into the caller's buffer by the cache entry); never for an
         array that shares memory with another tracked array."""
@@ -136,7 +135,7 @@ class ArrayVariable(VariableTracker):
             tx.output.side_effects.note_array(self)
             self.mutated_input = True
 
-    def rebind(self, tx, result: "ArrayVariable", what: str) -> None:
+    def rebind(self, tx: Translator, result: "ArrayVariable", what: str) -> None:
         tx.output.note_mutation(self, what)
         if not result.meta.same_value_type(self.meta):
             raise Unsupported(f"{what} would change {self.describe()} to {result.describe()} "
@@ -158,7 +157,7 @@ class ArrayMethodVariable(VariableTracker):
     def describe(self) -> str:
         return f"method ndarray.{self.name}"
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         if self.op is None:
             why = _DATA_DEPENDENT_METHODS.get(self.name, "is not in the allowlist")
             raise Unsupported(f"ndarray.{self.name}() {why}")
@@ -174,15 +173,13 @@ _DATA_DEPENDENT_METHODS = {
 }
 
 
-def to_graph_arg(tx, var: VariableTracker) -> Any:
+def to_graph_arg(tx: Translator, var: VariableTracker) -> Any:
     """A tracker as a graph argument: arrays become nodes, constants stay values."""
     if isinstance(var, ArrayVariable):
         return var.as_node(tx)
-    from .containers import BaseListVariable
     if isinstance(var, BaseListVariable):
         items = [to_graph_arg(tx, item) for item in var.items]
         return list(items) if var.python_type() is list else tuple(items)
-    from .containers import SliceVariable
     if isinstance(var, SliceVariable):
         return slice(*(to_graph_arg(tx, part) for part in var.parts))
     if var.is_python_constant():
@@ -191,7 +188,6 @@ def to_graph_arg(tx, var: VariableTracker) -> Any:
 
 
 def _arrays_in(vars: Sequence[VariableTracker]) -> List[ArrayVariable]:
-    from .containers import BaseListVariable
     found: List[ArrayVariable] = []
     for var in vars:
         if isinstance(var, ArrayVariable):
@@ -201,7 +197,7 @@ def _arrays_in(vars: Sequence[VariableTracker]) -> List[ArrayVariable]:
     return found
 
 
-def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> VariableTracker:
+def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> VariableTracker:
     meta = node.meta
     if isinstance(meta, TensorMeta):
         result = ArrayVariable(meta, node)
@@ -211,8 +207,6 @@ def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> Variab
                 base.has_views = True
         return result
     if isinstance(meta, tuple):
-        from ..ops import lookup_operator
-        from .containers import TupleVariable
         getitem = lookup_operator("getitem")
         items = [wrap_node(tx, tx.output.graph.call(getitem, (node, i), {}), may_alias)
                  for i in range(len(meta))]
@@ -220,7 +214,7 @@ def wrap_node(tx, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> Variab
     raise Unsupported(f"{node.target} returned a value the graph cannot describe")
 
 
-def call_op(tx, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
+def call_op(tx: Translator, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
             fresh: bool = False) -> VariableTracker:
     """Put one allow-listed op into the graph and track its result (``fresh``: the result
     aliases none of the arguments' memory, whatever the op's kind)."""
@@ -241,7 +235,6 @@ def _setitem_rule(op, args, kwargs):
     """``a[index] = value`` on a private temporary: the result is ``a`` itself (same meta).
     Only assignments NumPy accepts without surprises are captured: the value must broadcast
     to the indexed region, with same-kind casting."""
-    from ..ops import lookup_operator
     target, index, value = args
     region = lookup_operator("getitem").infer(target, index)
     shape = getattr(value, "shape", ())
@@ -266,7 +259,6 @@ def setitem_op():
     result, so the mutation is seen by every alias, of which there are none by construction).
     Not part of the public allowlist: only the tracer emits it."""
     if not _SETITEM_OP:
-        from ..ops import OpInfo
         _SETITEM_OP.append(OpInfo("operator.setitem", _setitem, "other", _setitem_rule, inplace=True,
                                   lowerable=False, doc="item assignment into a temporary"))
     return _SETITEM_OP[0]

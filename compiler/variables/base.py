@@ -8,18 +8,46 @@ tracker, as in the real program.
 
 Methods raise ``Unsupported`` for operations the tracer cannot model; the
 base class gives that answer for everything.
+
+Every method takes ``tx``, the translator tracing the frame: trackers sit
+below the tracer in the import order, so they know it through ``Translator``,
+the part of it they may use (chiefly ``tx.output``: the graph, guards, side
+effects, and ``tx.output.wrap`` to make trackers for values they read).
 """
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+import types
+from typing import TYPE_CHECKING, Any, Dict, List, NoReturn, Optional, Protocol, Sequence
 
 from ..exc import Unsupported
 from ..sources import Source
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..tracer import InstructionTranslator
     from ..entry_codegen import OutputCodegen
+    from ..output_graph import OutputGraph
+
+
+class Translator(Protocol):
+    """What a tracker may use of the translator tracing it (compiler.tracer's
+    ``InstructionTranslatorBase``); handlers, above the tracer, use that class itself."""
+
+    output: "OutputGraph"                   # the trace's graph, guards, side effects, wrap()
+    code: types.CodeType                    # the frame's code
+    locals: Dict[str, "VariableTracker"]
+    cells: Dict[str, Any]                   # name -> functions.CellVariable
+
+    def raise_python_exception(self, exc: BaseException) -> NoReturn:
+        """The traced program raises ``exc`` here (it may be caught in the frame)."""
+
+    def run_constant(self, fn: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+        """``fn(*args, **kwargs)`` at trace time; its exceptions are the program's."""
+
+    def speculate_getattr(self, var: "VariableTracker", name: str) -> "VariableTracker":
+        """``getattr`` where AttributeError is an answer (hasattr, getattr with a default)."""
+
+    def inline_call(self, fn: Any, bound: Dict[str, "VariableTracker"]) -> "VariableTracker":
+        """Trace a call of the user function ``fn`` with its arguments bound."""
 
 
 _serials = itertools.count()
@@ -52,34 +80,34 @@ class VariableTracker:
         raise Unsupported(f"{self.describe()} is not a constant at trace time")
 
     # -- Python protocol --------------------------------------------------
-    def truth(self, tx: "InstructionTranslator") -> bool:
+    def truth(self, tx: Translator) -> bool:
         raise Unsupported(f"truth value of {self.describe()}")
 
-    def unpack(self, tx: "InstructionTranslator") -> List["VariableTracker"]:
+    def unpack(self, tx: Translator) -> List["VariableTracker"]:
         """The items iteration yields, all at once (static iterables only)."""
         raise Unsupported(f"iteration over {self.describe()}")
 
-    def length(self, tx: "InstructionTranslator") -> int:
+    def length(self, tx: Translator) -> int:
         return len(self.unpack(tx))
 
-    def getattr(self, tx: "InstructionTranslator", name: str) -> "VariableTracker":
+    def getattr(self, tx: Translator, name: str) -> "VariableTracker":
         raise Unsupported(f"attribute {name!r} of {self.describe()}")
 
-    def getitem(self, tx: "InstructionTranslator", key: "VariableTracker") -> "VariableTracker":
+    def getitem(self, tx: Translator, key: "VariableTracker") -> "VariableTracker":
         raise Unsupported(f"subscript of {self.describe()}")
 
-    def setitem(self, tx: "InstructionTranslator", key: "VariableTracker",
+    def setitem(self, tx: Translator, key: "VariableTracker",
                 value: "VariableTracker") -> None:
         raise Unsupported(f"item assignment on {self.describe()}")
 
-    def delitem(self, tx: "InstructionTranslator", key: "VariableTracker") -> None:
+    def delitem(self, tx: Translator, key: "VariableTracker") -> None:
         raise Unsupported(f"item deletion on {self.describe()}")
 
-    def call(self, tx: "InstructionTranslator", args: Sequence["VariableTracker"],
+    def call(self, tx: Translator, args: Sequence["VariableTracker"],
              kwargs: Dict[str, "VariableTracker"]) -> "VariableTracker":
         raise Unsupported(f"call of {self.describe()}")
 
-    def call_method(self, tx: "InstructionTranslator", name: str, args: Sequence["VariableTracker"],
+    def call_method(self, tx: Translator, name: str, args: Sequence["VariableTracker"],
                     kwargs: Dict[str, "VariableTracker"]) -> "VariableTracker":
         return self.getattr(tx, name).call(tx, args, kwargs)
 
@@ -118,3 +146,14 @@ class FixedObjectVariable(VariableTracker):
 
     def as_python_constant(self) -> Any:
         return self.fixed_object()
+
+
+class NullVariable(VariableTracker):
+    """The NULL that 3.11+ call sequences (and LOAD_FAST_AND_CLEAR) put on the stack."""
+
+    def describe(self) -> str:
+        return "NULL"
+
+
+# The one NULL stack marker: handlers push it, the tracer and graph breaks test ``is NULL``.
+NULL = NullVariable()

@@ -16,11 +16,20 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..exc import Unsupported
-from ..sources import AttrSource, ItemSource, Source
 from .. import trace_rules
+from ..exc import Unsupported
+from ..graph import TensorMeta
+from ..sources import AttrSource, ItemSource, Source
+from .array import ArrayVariable
 from .base import VariableTracker
+from .builtins import BuiltinVariable
 from .constant import ConstantVariable
+from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
+from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
+from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
+from .resume_prologue import NullCarrierClassVariable
+from .user_objects import (ModuleVariable, NamedTupleClassVariable, OpaqueCallableVariable, UserClassVariable,
+                           UserObjectVariable)
 
 # Immutable values that are specialised as constants (guarded by type and value).
 _CONSTANT_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis),
@@ -41,17 +50,9 @@ def wrap(output, value: Any, source: Optional[Source]) -> VariableTracker:
 
 
 def _wrap(output, value, source, guards) -> VariableTracker:
-    from .array import ArrayVariable
-    from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
-    from .functions import BoundMethodVariable, PartialVariable, UserFunctionVariable
-    from .user_objects import ModuleVariable, UserClassVariable, UserObjectVariable, \
-        NamedTupleClassVariable, OpaqueCallableVariable
-    from .builtins import BuiltinVariable
-    from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
 
     tp = type(value)
     if tp is np.ndarray:
-        from ..graph import TensorMeta
         if value.dtype.kind not in "biufc":
             raise Unsupported(f"array of dtype {value.dtype} from {source.name() if source else 'the trace'} "
                               "(only boolean and numeric arrays are traced)")
@@ -118,7 +119,6 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         # A lambda or a function made inside another function: often a new object on every
         # call of its maker, so it is guarded by its code; its defaults and closure
         # cells are read (and guarded) through the source.
-        from .functions import LocalFunctionVariable
         if guards is not None:
             guards.type_match(source, tp)
             guards.add(f"{source.name()}.__code__ is {value.__code__.co_name}",
@@ -197,10 +197,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
 
 def wrap_constant_result(value: Any) -> VariableTracker:
     """A value computed at trace time (no source): constants and fresh containers."""
-    from .containers import DictVariable, ListVariable, SetVariable, TupleVariable
     from opcode_tables.resume import NullCarrier
     if value is NullCarrier:
-        from .resume_prologue import NullCarrierClassVariable
         return NullCarrierClassVariable(None)
     tp = type(value)
     if tp in _CONSTANT_TYPES or isinstance(value, np.generic) or isinstance(value, type):
@@ -214,19 +212,6 @@ def wrap_constant_result(value: Any) -> VariableTracker:
     if tp in (set, frozenset):
         return SetVariable(value, tp)
     raise Unsupported(f"trace-time result of type {tp.__name__}")
-
-
-def wrap_static_attr(tx, owner: Any, name: str, source: Optional[Source]) -> VariableTracker:
-    """``owner.name`` for a class or module known at trace time."""
-    try:
-        value = getattr(owner, name)
-    except AttributeError as e:
-        tx.raise_python_exception(AttributeError(str(e)))
-    if source is None:
-        if isinstance(value, (int, float, str, bool, type(None))):
-            return ConstantVariable(value)
-        raise Unsupported(f"attribute {name!r} of {owner!r} without a source to guard")
-    return tx.output.wrap(value, AttrSource(source, name))
 
 
 BUILTINS_DICT = vars(builtins)

@@ -11,11 +11,17 @@ from typing import Any, Callable, Dict, List, Sequence
 
 import numpy as np
 
-from ..exc import Unsupported
 from .. import trace_rules
-from .base import FixedObjectVariable, VariableTracker, all_constant, constants_of
-from .constant import ConstantVariable
+from ..exc import Unsupported
+from ..sources import TypeSource
+from .array import ArrayVariable
+from .base import FixedObjectVariable, Translator, VariableTracker, all_constant, constants_of
+from .constant import ConstantVariable, wrap_static_attr
+from .containers import (DictVariable, IteratorVariable, ListVariable, SetVariable, SliceVariable,
+                         TupleVariable, _const_key)
+from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
 from .operators import BINARY, COMPARE, UNARY, binary_op, contains_op, is_op, unary_op
+from .user_objects import UserObjectVariable, make_super
 
 _OPERATOR_BINARY = {getattr(operator, n): n for n in BINARY}
 _OPERATOR_BINARY.update({getattr(operator, n): n for n in COMPARE})
@@ -42,13 +48,13 @@ class BuiltinVariable(FixedObjectVariable):
     def fixed_object(self) -> Any:
         return self.fn
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if isinstance(self.fn, type):
-            from .builder import wrap_static_attr
             return wrap_static_attr(tx, self.fn, name, self.source)
         return super().getattr(tx, name)
 
-    def call(self, tx, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+    def call(self, tx: Translator, args: Sequence[VariableTracker],
+             kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         fn = self.fn
         handler = _HANDLERS.get(fn)
         if handler is not None:
@@ -64,13 +70,12 @@ class BuiltinVariable(FixedObjectVariable):
         if all_constant(args) and all_constant(list(kwargs.values())) and (
                 fn in trace_rules.FOLDABLE_BUILTINS or trace_rules.is_foldable_module_function(fn)
                 or isinstance(fn, type) and issubclass(fn, BaseException)):
-            from .builder import wrap_constant_result
             if isinstance(fn, type) and issubclass(fn, BaseException):
                 if kwargs:
                     raise Unsupported(f"{fn.__name__}() with keyword arguments")
                 return ExceptionVariable.create(tx, fn, constants_of(args))
             value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
-            return wrap_constant_result(value)
+            return tx.output.wrap_constant_result(value)
         if isinstance(fn, type) and issubclass(fn, BaseException):
             raise Unsupported(f"exception {fn.__name__} with non-constant arguments")
         name = getattr(fn, "__name__", repr(fn))
@@ -96,7 +101,7 @@ class ExceptionVariable(VariableTracker):
         self.exc = exc
 
     @staticmethod
-    def create(tx, cls: type, args: List[Any]) -> "ExceptionVariable":
+    def create(tx: Translator, cls: type, args: List[Any]) -> "ExceptionVariable":
         for klass in cls.__mro__:
             if klass.__module__ == "builtins":
                 break
@@ -116,11 +121,10 @@ class ExceptionVariable(VariableTracker):
     def as_python_constant(self) -> Any:
         return self.exc
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in ("args", "__class__") or not name.startswith("_"):
-            from .builder import wrap_constant_result
             try:
-                return wrap_constant_result(getattr(self.exc, name))
+                return tx.output.wrap_constant_result(getattr(self.exc, name))
             except AttributeError as e:
                 tx.raise_python_exception(e)
         return super().getattr(tx, name)
@@ -130,7 +134,6 @@ class ExceptionVariable(VariableTracker):
 
 
 def _is_array(var: VariableTracker) -> bool:
-    from .array import ArrayVariable
     return isinstance(var, ArrayVariable)
 
 
@@ -140,19 +143,18 @@ def _const_or_none(args: Sequence[VariableTracker]):
 
 # -- handlers: (tx, args, kwargs) -> tracker, or None to fall through -------
 
-def _len(tx, args, kwargs):
+def _len(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
         return ConstantVariable(args[0].length(tx))
 
 
-def _python_type_of(tx, var: VariableTracker) -> type:
-    from .user_objects import UserObjectVariable
+def _python_type_of(tx: Translator, var: VariableTracker) -> type:
     if isinstance(var, UserObjectVariable):
         return type(var.value)
     return var.python_type()
 
 
-def _isinstance(tx, args, kwargs):
+def _isinstance(tx: Translator, args, kwargs):
     if len(args) != 2 or kwargs:
         return None
     classes = args[1]
@@ -168,24 +170,22 @@ def isinstance_of_type(tp: type, classes: Any) -> bool:
         raise Unsupported(f"isinstance() with {classes!r}") from None
 
 
-def _issubclass(tx, args, kwargs):
+def _issubclass(tx: Translator, args, kwargs):
     consts = _const_or_none(args)
     if consts is not None and not kwargs:
         return ConstantVariable(tx.run_constant(issubclass, consts, {}))
 
 
-def _type(tx, args, kwargs):
+def _type(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
-        from ..sources import TypeSource
         var = args[0]
         tp = _python_type_of(tx, var)
         if var.source is not None and not _is_array(var):
             return tx.output.wrap(tp, TypeSource(var.source))
-        from .builder import _wrap
-        return _wrap(tx.output, tp, None, None)
+        return tx.output.wrap(tp, None)
 
 
-def _range(tx, args, kwargs):
+def _range(tx: Translator, args, kwargs):
     consts = _const_or_none(args)
     if consts is None or kwargs:
         raise Unsupported("range() of non-constant bounds")
@@ -193,20 +193,17 @@ def _range(tx, args, kwargs):
 
 
 def _iterator(items, kind="iterator"):
-    from .containers import IteratorVariable
     return IteratorVariable(items, kind)
 
 
-def _enumerate(tx, args, kwargs):
-    from .containers import TupleVariable
+def _enumerate(tx: Translator, args, kwargs):
     start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_python_constant()
     items = args[0].unpack(tx)
     return _iterator([TupleVariable([ConstantVariable(start + i), item]) for i, item in enumerate(items)],
                      "enumerate")
 
 
-def _zip(tx, args, kwargs):
-    from .containers import TupleVariable
+def _zip(tx: Translator, args, kwargs):
     strict = kwargs.pop("strict", ConstantVariable(False)).as_python_constant()
     if kwargs:
         return None
@@ -216,7 +213,7 @@ def _zip(tx, args, kwargs):
     return _iterator([TupleVariable(list(group)) for group in zip(*seqs)], "zip")
 
 
-def _map(tx, args, kwargs):
+def _map(tx: Translator, args, kwargs):
     if kwargs or len(args) < 2:
         return None
     fn = args[0]
@@ -224,7 +221,7 @@ def _map(tx, args, kwargs):
     return _iterator([fn.call(tx, list(group), {}) for group in zip(*seqs)], "map")
 
 
-def _filter(tx, args, kwargs):
+def _filter(tx: Translator, args, kwargs):
     if kwargs or len(args) != 2:
         return None
     fn, items = args[0], args[1].unpack(tx)
@@ -236,21 +233,19 @@ def _filter(tx, args, kwargs):
     return _iterator(keep, "filter")
 
 
-def _reversed(tx, args, kwargs):
+def _reversed(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
         return _iterator(list(reversed(args[0].unpack(tx))), "reversed")
 
 
-def _iter(tx, args, kwargs):
-    from .containers import IteratorVariable
+def _iter(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
         if isinstance(args[0], IteratorVariable):
             return args[0]
         return _iterator(args[0].unpack(tx))
 
 
-def _next(tx, args, kwargs):
-    from .containers import IteratorVariable
+def _next(tx: Translator, args, kwargs):
     if 1 <= len(args) <= 2 and not kwargs and isinstance(args[0], IteratorVariable):
         item = args[0].next(tx)
         if item is None:
@@ -260,16 +255,14 @@ def _next(tx, args, kwargs):
         return item
 
 
-def _list(tx, args, kwargs):
-    from .containers import ListVariable
+def _list(tx: Translator, args, kwargs):
     if not args and not kwargs:
         return ListVariable([])
     if len(args) == 1 and not kwargs:
         return ListVariable(args[0].unpack(tx))
 
 
-def _tuple(tx, args, kwargs):
-    from .containers import TupleVariable
+def _tuple(tx: Translator, args, kwargs):
     if not args and not kwargs:
         return TupleVariable([])
     if len(args) == 1 and not kwargs:
@@ -277,8 +270,7 @@ def _tuple(tx, args, kwargs):
 
 
 def _set_like(cls):
-    def handler(tx, args, kwargs):
-        from .containers import SetVariable, _const_key
+    def handler(tx: Translator, args, kwargs):
         if not args and not kwargs:
             return SetVariable(set(), cls)
         if len(args) == 1 and not kwargs:
@@ -287,8 +279,7 @@ def _set_like(cls):
 
 
 def _dict_like(cls):
-    def handler(tx, args, kwargs):
-        from .containers import DictVariable, _const_key
+    def handler(tx: Translator, args, kwargs):
         factory = None
         if cls is collections.defaultdict:
             if args:
@@ -311,7 +302,7 @@ def _dict_like(cls):
     return handler
 
 
-def _sum(tx, args, kwargs):
+def _sum(tx: Translator, args, kwargs):
     if not args or len(args) > 2:
         return None
     start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0))
@@ -324,30 +315,29 @@ def _sum(tx, args, kwargs):
 
 
 def _min_max(fn):
-    def handler(tx, args, kwargs):
+    def handler(tx: Translator, args, kwargs):
         items = args[0].unpack(tx) if len(args) == 1 else list(args)
         if not all_constant(items) or any(not v.is_python_constant() for v in kwargs.values()):
             if any(_is_array(i) for i in items):
                 raise Unsupported(f"{fn.__name__}() over arrays compares their values (data-dependent); "
                                   f"use np.{'maximum' if fn is max else 'minimum'} or .{fn.__name__}()")
             raise Unsupported(f"{fn.__name__}() of non-constant values")
-        from .builder import wrap_constant_result
         value = tx.run_constant(fn, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
-        return wrap_constant_result(value)
+        return tx.output.wrap_constant_result(value)
     return handler
 
 
-def _abs(tx, args, kwargs):
+def _abs(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
         return unary_op(tx, "abs", args[0])
 
 
-def _pow(tx, args, kwargs):
+def _pow(tx: Translator, args, kwargs):
     if len(args) == 2 and not kwargs:
         return binary_op(tx, "pow", args[0], args[1])
 
 
-def _bool(tx, args, kwargs):
+def _bool(tx: Translator, args, kwargs):
     if not args:
         return ConstantVariable(False)
     if len(args) == 1 and not kwargs:
@@ -355,7 +345,7 @@ def _bool(tx, args, kwargs):
 
 
 def _all_any(fn):
-    def handler(tx, args, kwargs):
+    def handler(tx: Translator, args, kwargs):
         if len(args) != 1 or kwargs:
             return None
         truths = (item.truth(tx) for item in args[0].unpack(tx))
@@ -363,7 +353,7 @@ def _all_any(fn):
     return handler
 
 
-def _getattr(tx, args, kwargs):
+def _getattr(tx: Translator, args, kwargs):
     if 2 <= len(args) <= 3 and not kwargs and args[1].is_python_constant():
         name = args[1].as_python_constant()
         if len(args) == 3:
@@ -374,7 +364,7 @@ def _getattr(tx, args, kwargs):
         return args[0].getattr(tx, name)
 
 
-def _hasattr(tx, args, kwargs):
+def _hasattr(tx: Translator, args, kwargs):
     if len(args) == 2 and not kwargs and args[1].is_python_constant():
         try:
             tx.speculate_getattr(args[0], args[1].as_python_constant())
@@ -383,85 +373,80 @@ def _hasattr(tx, args, kwargs):
             return ConstantVariable(False)
 
 
-def _slice(tx, args, kwargs):
-    from .containers import SliceVariable
+def _slice(tx: Translator, args, kwargs):
     if not kwargs and 1 <= len(args) <= 3:
         parts = list(args) if len(args) > 1 else [ConstantVariable(None), args[0]]
         return SliceVariable(parts)
 
 
-def _partial(tx, args, kwargs):
-    from .functions import PartialVariable
+def _partial(tx: Translator, args, kwargs):
     if args:
         return PartialVariable(args[0], list(args[1:]), dict(kwargs))
 
 
-def _print(tx, args, kwargs):
+def _print(tx: Translator, args, kwargs):
     """print() writes to sys.stdout, which other code may see at any moment (a logging
     handler, a tee): it runs natively, in program order, at a graph break."""
     raise Unsupported("print() writes to sys.stdout (I/O)")
 
 
-def _callable(tx, args, kwargs):
+def _callable(tx: Translator, args, kwargs):
     if len(args) == 1:
         var = args[0]
         if var.is_python_constant():
             return ConstantVariable(callable(var.as_python_constant()))
-        from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
         return ConstantVariable(isinstance(var, (BaseUserFunctionVariable, BoundMethodVariable,
                                                  PartialVariable, BuiltinVariable)))
 
 
 def _scalar_conversion(fn):
-    def handler(tx, args, kwargs):
+    def handler(tx: Translator, args, kwargs):
         if len(args) == 1 and _is_array(args[0]):
             raise Unsupported(f"{fn.__name__}() of an array reads its value (data-dependent)")
         return None
     return handler
 
 
-def _contains(tx, args, kwargs):
+def _contains(tx: Translator, args, kwargs):
     if len(args) == 2 and not kwargs:
         return ConstantVariable(contains_op(tx, args[1], args[0]))
 
 
-def _is(tx, args, kwargs):
+def _is(tx: Translator, args, kwargs):
     if len(args) == 2 and not kwargs:
         return ConstantVariable(is_op(tx, args[0], args[1]))
 
 
-def _is_not(tx, args, kwargs):
+def _is_not(tx: Translator, args, kwargs):
     if len(args) == 2 and not kwargs:
         return ConstantVariable(not is_op(tx, args[0], args[1]))
 
 
-def _not(tx, args, kwargs):
+def _not(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
         return ConstantVariable(not args[0].truth(tx))
 
 
-def _getitem(tx, args, kwargs):
+def _getitem(tx: Translator, args, kwargs):
     if len(args) == 2 and not kwargs:
         return args[0].getitem(tx, args[1])
 
 
-def _super(tx, args):
-    from .user_objects import make_super
+def _super(tx: Translator, args):
     return make_super(tx, args)
 
 
-def _sorted(tx, args, kwargs):
+def _sorted(tx: Translator, args, kwargs):
     if len(args) != 1:
         return None
     items = args[0].unpack(tx)
     if not all_constant(items) or not all_constant(list(kwargs.values())):
         raise Unsupported("sorted() of non-constant values (or with a traced key function)")
-    from .builder import wrap_constant_result
     values = tx.run_constant(sorted, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
-    return wrap_constant_result(values)
+    return tx.output.wrap_constant_result(values)
 
 
-def _reduce(tx, args, kwargs):
+def _reduce(tx: Translator, args, kwargs):
     if kwargs or not 2 <= len(args) <= 3:
         return None
     fn, items = args[0], args[1].unpack(tx)

@@ -1,12 +1,13 @@
 """Immutable Python values known at trace time: numbers, strings, None, slices, types, dtypes."""
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
 from ..exc import Unsupported
-from .base import VariableTracker, all_constant, constants_of
+from ..sources import AttrSource, Source
+from .base import Translator, VariableTracker, all_constant, constants_of
 
 # Values whose methods can be evaluated at trace time (immutable, no side effects).
 _PURE_METHOD_TYPES = (str, bytes, int, float, complex, bool, range, slice, frozenset, np.dtype, np.generic)
@@ -31,23 +32,22 @@ class ConstantVariable(VariableTracker):
     def as_python_constant(self) -> Any:
         return self.value
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         return bool(self.value)
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         if isinstance(self.value, (str, bytes, range, frozenset)):
             return [ConstantVariable(v) for v in self.value]
         return super().unpack(tx)
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         try:
             return len(self.value)
         except TypeError:
             raise Unsupported(f"len() of {self.describe()}") from None
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if isinstance(self.value, type):
-            from .builder import wrap_static_attr
             return wrap_static_attr(tx, self.value, name, self.source)
         if not isinstance(self.value, _PURE_METHOD_TYPES) and self.value is not None:
             raise Unsupported(f"attribute {name!r} of {self.describe()}")
@@ -59,16 +59,16 @@ class ConstantVariable(VariableTracker):
             return ConstantMethodVariable(self.value, name)
         return ConstantVariable(attr)
 
-    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         if isinstance(self.value, (str, bytes, range)) and key.is_python_constant():
             return ConstantVariable(self.value[key.as_python_constant()])
         return super().getitem(tx, key)
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         value = self.value
-        if isinstance(value, type) and (issubclass(value, np.generic) or value is np.dtype):
-            from .numpy_functions import call_numpy_callable
-            return call_numpy_callable(tx, value, args, kwargs)
+        if isinstance(value, type) and (issubclass(value, np.generic) or value is np.dtype) and \
+                _numpy_type_call is not None:
+            return _numpy_type_call(tx, value, args, kwargs)
         return super().call(tx, args, kwargs)
 
     def reconstruct(self, cg) -> str:
@@ -90,16 +90,16 @@ class ConstantMethodVariable(VariableTracker):
     def describe(self) -> str:
         return f"method {type(self.obj).__name__}.{self.name}"
 
-    def call(self, tx, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+    def call(self, tx: Translator, args: Sequence[VariableTracker],
+             kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         method = getattr(self.obj, self.name)
         values = [static_value(tx, a, self.describe()) for a in args]
         result = tx.run_constant(method, values, {k: static_value(tx, v, self.describe())
                                                   for k, v in kwargs.items()})
-        from .builder import wrap_constant_result
-        return wrap_constant_result(result)
+        return tx.output.wrap_constant_result(result)
 
 
-def static_value(tx, var: VariableTracker, what: str) -> Any:
+def static_value(tx: Translator, var: VariableTracker, what: str) -> Any:
     """The Python value of a constant, or a list of the items of a container of constants
     (for trace-time evaluation: ``", ".join(names)``)."""
     if var.is_python_constant():
@@ -111,3 +111,27 @@ def static_value(tx, var: VariableTracker, what: str) -> Any:
     if items is not None and all_constant(items):
         return constants_of(items)
     raise Unsupported(f"{what} with a non-constant argument ({var.describe()})")
+
+
+def wrap_static_attr(tx: Translator, owner: Any, name: str, source: Optional[Source]) -> VariableTracker:
+    """``owner.name`` for a class or module known at trace time."""
+    try:
+        value = getattr(owner, name)
+    except AttributeError as e:
+        tx.raise_python_exception(AttributeError(str(e)))
+    if source is None:
+        if isinstance(value, (int, float, str, bool, type(None))):
+            return ConstantVariable(value)
+        raise Unsupported(f"attribute {name!r} of {owner!r} without a source to guard")
+    return tx.output.wrap(value, AttrSource(source, name))
+
+
+# How a NumPy type held as a constant is called (``np.float32(x)``, ``np.dtype("f4")``):
+# compiler.variables.numpy_functions installs it; it sits above this module in the
+# import order, since it needs array and container trackers.
+_numpy_type_call: Optional[Callable[..., VariableTracker]] = None
+
+
+def set_numpy_type_call(call: Callable[..., VariableTracker]) -> None:
+    global _numpy_type_call
+    _numpy_type_call = call

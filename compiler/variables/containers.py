@@ -11,11 +11,11 @@ import collections
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..exc import Unsupported
-from .base import VariableTracker, all_constant, constants_of
+from .base import Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable
 
 
-def _check_mutable(tx, var: VariableTracker, what: str) -> None:
+def _check_mutable(tx: Translator, var: VariableTracker, what: str) -> None:
     """Every in-place change of a tracked container goes through here: containers from
     outside are recorded so that the cache entry replays their final content."""
     tx.output.note_mutation(var, what)
@@ -39,7 +39,7 @@ class _MethodsByName:
 
     METHODS: frozenset = frozenset()
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in self.METHODS:
             return _BoundHelper(lambda *args, **kwargs: self.call_method(tx, name, list(args), kwargs),
                                 owner=self, name=name)
@@ -59,17 +59,16 @@ class BaseListVariable(_MethodsByName, VariableTracker):
     def as_python_constant(self) -> Any:
         return self.python_type()(constants_of(self.items))
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         return bool(self.items)
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         return list(self.items)
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         return len(self.items)
 
-    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
-        from .containers import SliceVariable
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         if isinstance(key, SliceVariable):
             key = ConstantVariable(key.as_python_constant())
         index = key.as_python_constant() if key.is_python_constant() else None
@@ -86,7 +85,7 @@ class BaseListVariable(_MethodsByName, VariableTracker):
     def similar(self, items: Sequence[VariableTracker]) -> "BaseListVariable":
         return type(self)(items)
 
-    def contains(self, tx, item: VariableTracker) -> bool:
+    def contains(self, tx: Translator, item: VariableTracker) -> bool:
         if not item.is_python_constant():
             if any(i is item for i in self.items):
                 return True
@@ -99,7 +98,7 @@ class BaseListVariable(_MethodsByName, VariableTracker):
                 raise Unsupported(f"`in` test against {existing.describe()}")
         return False
 
-    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+    def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if name == "index" and len(args) == 1 and not kwargs:
             for i, existing in enumerate(self.items):
                 if existing is args[0] or (existing.is_python_constant() and args[0].is_python_constant()
@@ -143,7 +142,7 @@ class ListVariable(BaseListVariable):
     def is_python_constant(self) -> bool:
         return False  # a list is mutable: never folded into a shared constant
 
-    def setitem(self, tx, key, value) -> None:
+    def setitem(self, tx: Translator, key, value) -> None:
         _check_mutable(tx, self, "list item assignment")
         index = key.as_python_constant()
         if isinstance(index, slice):
@@ -151,11 +150,11 @@ class ListVariable(BaseListVariable):
         else:
             self.items[index] = value
 
-    def delitem(self, tx, key) -> None:
+    def delitem(self, tx: Translator, key) -> None:
         _check_mutable(tx, self, "list item deletion")
         del self.items[key.as_python_constant()]
 
-    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+    def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if kwargs and name != "sort":
             raise Unsupported(f"list.{name} with keyword arguments")
         if name == "append" and len(args) == 1:
@@ -217,7 +216,7 @@ class NamedTupleVariable(TupleVariable):
     def similar(self, items):
         return TupleVariable(items)
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         fields = self.cls._fields
         if name in fields:
             return self.items[fields.index(name)]
@@ -247,7 +246,7 @@ class _BoundHelper(VariableTracker):
         self.owner = owner
         self.name = name
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.fn(*args, **kwargs)
 
     def reconstruct(self, cg) -> str:
@@ -284,19 +283,19 @@ class DictVariable(_MethodsByName, VariableTracker):
     def python_type(self) -> type:
         return self.cls
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         return bool(self.items)
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         return len(self.items)
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         return [ConstantVariable(k) for k in self.items]
 
-    def contains(self, tx, item: VariableTracker) -> bool:
+    def contains(self, tx: Translator, item: VariableTracker) -> bool:
         return _const_key(item) in self.items
 
-    def getitem(self, tx, key: VariableTracker) -> VariableTracker:
+    def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
         k = _const_key(key)
         if k in self.items:
             return self.items[k]
@@ -307,18 +306,18 @@ class DictVariable(_MethodsByName, VariableTracker):
             return value
         tx.raise_python_exception(KeyError(k))
 
-    def setitem(self, tx, key, value) -> None:
+    def setitem(self, tx: Translator, key, value) -> None:
         _check_mutable(tx, self, "dict item assignment")
         self.items[_const_key(key)] = value
 
-    def delitem(self, tx, key) -> None:
+    def delitem(self, tx: Translator, key) -> None:
         _check_mutable(tx, self, "dict item deletion")
         k = _const_key(key)
         if k not in self.items:
             tx.raise_python_exception(KeyError(k))
         del self.items[k]
 
-    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+    def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if name == "keys" and not args:
             return DictViewVariable([ConstantVariable(k) for k in self.items], "keys")
         if name == "values" and not args:
@@ -437,16 +436,16 @@ class SetVariable(_MethodsByName, VariableTracker):
     def python_type(self) -> type:
         return self.cls
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         return bool(self.values)
 
-    def length(self, tx) -> int:
+    def length(self, tx: Translator) -> int:
         return len(self.values)
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         return [ConstantVariable(v) for v in self.values]
 
-    def contains(self, tx, item) -> bool:
+    def contains(self, tx: Translator, item) -> bool:
         return _const_key(item) in self.values
 
     def is_python_constant(self) -> bool:
@@ -455,7 +454,7 @@ class SetVariable(_MethodsByName, VariableTracker):
     def as_python_constant(self) -> Any:
         return self.cls(self.values)
 
-    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+    def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update"):
             _check_mutable(tx, self, f"set.{name}")
@@ -526,7 +525,7 @@ class IteratorVariable(VariableTracker):
     def describe(self) -> str:
         return self.kind
 
-    def next(self, tx) -> Optional[VariableTracker]:
+    def next(self, tx: Translator) -> Optional[VariableTracker]:
         """The next item, or None when exhausted."""
         if self.pos >= len(self.items):
             return None
@@ -534,12 +533,12 @@ class IteratorVariable(VariableTracker):
         self.pos += 1
         return item
 
-    def unpack(self, tx) -> List[VariableTracker]:
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
         rest = self.items[self.pos:]
         self.pos = len(self.items)
         return rest
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         return True
 
     def reconstruct(self, cg) -> str:

@@ -14,8 +14,8 @@ import types
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..exc import Unsupported
-from ..sources import AttrSource, Source, closure_cell_source
-from .base import VariableTracker
+from ..sources import AttrSource, ItemSource, Source, closure_cell_source
+from .base import Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import DictVariable, TupleVariable
 
@@ -36,7 +36,7 @@ class CellVariable(VariableTracker):
     def describe(self) -> str:
         return f"cell {self.name!r}"
 
-    def load(self, tx) -> VariableTracker:
+    def load(self, tx: Translator) -> VariableTracker:
         if self.contents is None:
             if self.external and self.source is not None:
                 self.contents = tx.output.wrap_cell_contents(self.source)
@@ -45,7 +45,7 @@ class CellVariable(VariableTracker):
                     f"free variable {self.name!r} referenced before assignment"))
         return self.contents
 
-    def store(self, tx, value: VariableTracker) -> None:
+    def store(self, tx: Translator, value: VariableTracker) -> None:
         tx.output.note_mutation(self, f"store into closure variable {self.name!r}")
         if self.external:
             raise Unsupported(f"nonlocal store into {self.name!r}, a closure cell of a function "
@@ -71,7 +71,7 @@ def _signature_for(code: types.CodeType, defaults: Optional[tuple], kwdefaults: 
     return sig
 
 
-def bind_arguments(tx, code: types.CodeType, args: Sequence[VariableTracker],
+def bind_arguments(tx: Translator, code: types.CodeType, args: Sequence[VariableTracker],
                    kwargs: Dict[str, VariableTracker], defaults: Optional[Sequence[VariableTracker]],
                    kwdefaults: Optional[Dict[str, VariableTracker]]) -> Dict[str, VariableTracker]:
     """Python's argument binding over trackers: parameter name -> tracker."""
@@ -111,27 +111,28 @@ class BaseUserFunctionVariable(VariableTracker):
     def python_type(self) -> type:
         return types.FunctionType
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.inline(tx, list(args), dict(kwargs))
 
-    def inline(self, tx, args: List[VariableTracker], kwargs: Dict[str, VariableTracker]) -> VariableTracker:
+    def inline(self, tx: Translator, args: List[VariableTracker],
+               kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         bound = bind_arguments(tx, self.code, args, kwargs, self.defaults(tx), self.kwdefaults(tx))
         return tx.inline_call(self, bound)
 
     # Provided by subclasses: what a nested translator needs.
-    def defaults(self, tx) -> Optional[List[VariableTracker]]:
+    def defaults(self, tx: Translator) -> Optional[List[VariableTracker]]:
         raise NotImplementedError
 
-    def kwdefaults(self, tx) -> Optional[Dict[str, VariableTracker]]:
+    def kwdefaults(self, tx: Translator) -> Optional[Dict[str, VariableTracker]]:
         raise NotImplementedError
 
-    def closure_cells(self, tx) -> List[CellVariable]:
+    def closure_cells(self, tx: Translator) -> List[CellVariable]:
         raise NotImplementedError
 
     def globals_dict(self) -> dict:
         raise NotImplementedError
 
-    def globals_source(self, tx) -> Optional[Source]:
+    def globals_source(self, tx: Translator) -> Optional[Source]:
         """None: the compiled frame's own globals; else a source of the globals dict."""
         raise NotImplementedError
 
@@ -153,23 +154,21 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def as_python_constant(self) -> Any:
         return self.fn
 
-    def defaults(self, tx):
+    def defaults(self, tx: Translator):
         if not self.fn.__defaults__:
             return None
         base = AttrSource(self.source, "__defaults__") if self.source is not None else None
-        from ..sources import ItemSource
         return [tx.output.wrap(value, ItemSource(base, i) if base is not None else None)
                 for i, value in enumerate(self.fn.__defaults__)]
 
-    def kwdefaults(self, tx):
+    def kwdefaults(self, tx: Translator):
         if not self.fn.__kwdefaults__:
             return None
         base = AttrSource(self.source, "__kwdefaults__") if self.source is not None else None
-        from ..sources import ItemSource
         return {k: tx.output.wrap(v, ItemSource(base, k) if base is not None else None)
                 for k, v in self.fn.__kwdefaults__.items()}
 
-    def closure_cells(self, tx):
+    def closure_cells(self, tx: Translator):
         cells = []
         for i, name in enumerate(self.code.co_freevars):
             source = closure_cell_source(self.source, i) if self.source is not None else None
@@ -181,14 +180,14 @@ class UserFunctionVariable(BaseUserFunctionVariable):
     def globals_dict(self) -> dict:
         return self.fn.__globals__
 
-    def globals_source(self, tx) -> Optional[Source]:
+    def globals_source(self, tx: Translator) -> Optional[Source]:
         if self.fn.__globals__ is tx.output.f_globals:
             return None
         if self.source is None:
             raise Unsupported(f"{self.describe()} from another module has no source to guard its globals")
         return AttrSource(self.source, "__globals__")
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
             return ConstantVariable(getattr(self.fn, name))
         return super().getattr(tx, name)
@@ -225,22 +224,22 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
     def describe(self) -> str:
         return f"function {self.qualname} (defined in the trace)"
 
-    def defaults(self, tx):
+    def defaults(self, tx: Translator):
         return self._defaults
 
-    def kwdefaults(self, tx):
+    def kwdefaults(self, tx: Translator):
         return self._kwdefaults
 
-    def closure_cells(self, tx):
+    def closure_cells(self, tx: Translator):
         return self._closure
 
     def globals_dict(self) -> dict:
         return self._globals
 
-    def globals_source(self, tx):
+    def globals_source(self, tx: Translator):
         return self._globals_source
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name == "__name__":
             return ConstantVariable(self.code.co_name)
         if name == "__qualname__":
@@ -287,7 +286,7 @@ class BoundMethodVariable(VariableTracker):
     def python_type(self) -> type:
         return types.MethodType
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.function.call(tx, [self.self_var, *args], kwargs)
 
     def reconstruct(self, cg) -> str:
@@ -312,10 +311,10 @@ class PartialVariable(VariableTracker):
     def python_type(self) -> type:
         return functools.partial
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self.func.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name == "func":
             return self.func
         if name == "args":

@@ -10,8 +10,11 @@ import operator
 from typing import Callable, Dict
 
 from ..exc import Unsupported
-from .base import FixedObjectVariable, VariableTracker
+from ..ops import lookup_operator
+from .array import ArrayVariable, call_op
+from .base import FixedObjectVariable, Translator, VariableTracker
 from .constant import ConstantVariable
+from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
 
 BINARY: Dict[str, Callable] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -35,14 +38,12 @@ SYMBOLS: Dict[str, str] = {
 
 
 def _is_array(var: VariableTracker) -> bool:
-    from .array import ArrayVariable
     return isinstance(var, ArrayVariable)
 
 
-def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bool = False) -> VariableTracker:
+def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
+              inplace: bool = False) -> VariableTracker:
     """``a <op> b`` (or ``a <op>= b``)."""
-    from ..ops import lookup_operator
-    from .array import ArrayVariable, call_op
     if isinstance(a, ArrayVariable) or isinstance(b, ArrayVariable):
         result = call_op(tx, lookup_operator(name), [a, b], {})
         if inplace and isinstance(a, ArrayVariable) and a.meta.kind == "array":
@@ -60,13 +61,11 @@ def binary_op(tx, name: str, a: VariableTracker, b: VariableTracker, inplace: bo
     return _container_binary_op(tx, name, a, b, inplace)
 
 
-def _constant_result(tx, fn: Callable, *values) -> VariableTracker:
-    from .builder import wrap_constant_result
-    return wrap_constant_result(tx.run_constant(fn, list(values), {}))
+def _constant_result(tx: Translator, fn: Callable, *values) -> VariableTracker:
+    return tx.output.wrap_constant_result(tx.run_constant(fn, list(values), {}))
 
 
-def _container_binary_op(tx, name, a, b, inplace) -> VariableTracker:
-    from .containers import BaseListVariable, ListVariable, TupleVariable, SetVariable, DictVariable
+def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker:
     if name == "add" and isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
         if a.python_type() is list and b.python_type() is list:
             if inplace:
@@ -98,9 +97,7 @@ def _container_binary_op(tx, name, a, b, inplace) -> VariableTracker:
     raise Unsupported(f"operator {name} between {a.describe()} and {b.describe()}")
 
 
-def unary_op(tx, name: str, a: VariableTracker) -> VariableTracker:
-    from ..ops import lookup_operator
-    from .array import ArrayVariable, call_op
+def unary_op(tx: Translator, name: str, a: VariableTracker) -> VariableTracker:
     if isinstance(a, ArrayVariable):
         return call_op(tx, lookup_operator(name), [a], {})
     if a.is_python_constant():
@@ -108,11 +105,11 @@ def unary_op(tx, name: str, a: VariableTracker) -> VariableTracker:
     raise Unsupported(f"unary operator {name} on {a.describe()}")
 
 
-def compare_op(tx, name: str, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+def compare_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     return binary_op(tx, name, a, b)
 
 
-def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
+def is_op(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """``a is b`` for trackers, decided at trace time."""
     if a is b:
         return True
@@ -136,7 +133,7 @@ def is_op(tx, a: VariableTracker, b: VariableTracker) -> bool:
     raise Unsupported(f"`is` between {a.describe()} and {b.describe()}")
 
 
-def contains_op(tx, item: VariableTracker, container: VariableTracker) -> bool:
+def contains_op(tx: Translator, item: VariableTracker, container: VariableTracker) -> bool:
     if hasattr(container, "contains"):
         return container.contains(tx, item)  # type: ignore[attr-defined]
     if container.is_python_constant() and item.is_python_constant():

@@ -8,7 +8,7 @@ the callable, with NULL below it.
 """
 from __future__ import annotations
 
-from .base import VariableTracker
+from .base import Translator, VariableTracker
 
 
 class OpaqueValueVariable(VariableTracker):
@@ -27,7 +27,7 @@ class NullCarrierClassVariable(VariableTracker):
     def describe(self) -> str:
         return "resume NullCarrier"
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return NullCarrierVariable(args[0])
 
 
@@ -39,5 +39,5 @@ class NullCarrierVariable(VariableTracker):
     def describe(self) -> str:
         return f"NullCarrier({self.value.describe()})"
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         return self.value

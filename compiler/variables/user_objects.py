@@ -14,9 +14,12 @@ import types
 from typing import Any, Dict, Optional
 
 from ..exc import Unsupported
+from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, TypeSource
-from .base import FixedObjectVariable, VariableTracker
-from .constant import ConstantVariable
+from .base import FixedObjectVariable, Translator, VariableTracker
+from .constant import ConstantVariable, wrap_static_attr
+from .containers import NamedTupleVariable
+from .functions import BoundMethodVariable, UserFunctionVariable
 
 _MISSING = object()
 _PLAIN_METACLASSES = (type, abc.ABCMeta)
@@ -33,8 +36,7 @@ class ModuleVariable(VariableTracker):
     def python_type(self) -> type:
         return types.ModuleType
 
-    def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_static_attr
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         return wrap_static_attr(tx, self.module, name, self.source)
 
 
@@ -62,19 +64,17 @@ class UserClassVariable(FixedObjectVariable):
     def fixed_object(self) -> Any:
         return self.cls
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         attr = _class_lookup(self.cls, name)
         if isinstance(attr, staticmethod):
             return tx.output.wrap(attr.__func__, AttrSource(self.source, name) if self.source else None)
         if isinstance(attr, classmethod):
-            from .functions import BoundMethodVariable
             fn = tx.output.wrap(attr.__func__, AttrSource(AttrSource(self.source, name), "__func__")
                                 if self.source else None)
             return BoundMethodVariable(fn, self)
-        from .builder import wrap_static_attr
         return wrap_static_attr(tx, self.cls, name, self.source)
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         cls = self.cls
         if type(cls) not in _PLAIN_METACLASSES or getattr(cls, "__abstractmethods__", None):
             raise Unsupported(f"creating an instance of {cls.__qualname__} (metaclass "
@@ -94,7 +94,6 @@ class UserClassVariable(FixedObjectVariable):
             source = AttrSource(self.source, "__init__") if self.source is not None and owner is cls else None
             init_var = tx.output.wrap(init, source) if source is not None else None
             if init_var is None:
-                from .functions import UserFunctionVariable
                 init_var = UserFunctionVariable(init, None)
             result = init_var.call(tx, [obj, *args], kwargs)
             if not (result.is_python_constant() and result.as_python_constant() is None):
@@ -105,9 +104,7 @@ class UserClassVariable(FixedObjectVariable):
 
 
 class NamedTupleClassVariable(UserClassVariable):
-    def call(self, tx, args, kwargs) -> VariableTracker:
-        from .containers import NamedTupleVariable
-        from .functions import bind_arguments
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         fields = self.cls._fields
         defaults = getattr(self.cls, "_field_defaults", {})
         values = list(args)
@@ -124,12 +121,12 @@ class NamedTupleClassVariable(UserClassVariable):
             tx.raise_python_exception(TypeError(f"{self.cls.__name__} got unexpected {sorted(kwargs)}"))
         return NamedTupleVariable(values, self.cls)
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name == "_make":
             outer = self
 
             class _Make(VariableTracker):
-                def call(self, tx, args, kwargs):
+                def call(self, tx: Translator, args, kwargs):
                     return outer.call(tx, args[0].unpack(tx), {})
             return _Make()
         return super().getattr(tx, name)
@@ -139,10 +136,9 @@ def _is_data_descriptor(attr: Any) -> bool:
     return hasattr(type(attr), "__set__") or hasattr(type(attr), "__delete__")
 
 
-def class_attribute(tx, obj: VariableTracker, cls: type, cls_source, name: str,
+def class_attribute(tx: Translator, obj: VariableTracker, cls: type, cls_source, name: str,
                     class_attr: Any) -> VariableTracker:
     """``obj.name`` resolved on the class (the instance dict did not have it)."""
-    from .functions import BoundMethodVariable
     src = (lambda *path: _attr_path(cls_source, name, *path)) if cls_source is not None else (lambda *p: None)
     if class_attr is _MISSING:
         tx.raise_python_exception(AttributeError(f"{cls.__name__!r} object has no attribute {name!r}"))
@@ -185,20 +181,19 @@ class UserObjectVariable(VariableTracker):
     def python_type(self) -> type:
         return type(self.value)
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         cls = type(self.value)
         if _class_lookup(cls, "__bool__") is not _MISSING or _class_lookup(cls, "__len__") is not _MISSING:
             raise Unsupported(f"truth value of {self.describe()} (custom __bool__/__len__)")
         return True
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if self.source is None:
             raise Unsupported(f"attribute of {self.describe()} without a source")
         cls = type(self.value)
         _check_plain_class(cls)
         class_attr = _class_lookup(cls, name)
         if not _is_data_descriptor(class_attr):
-            from ..side_effects import DELETED
             stored = tx.output.side_effects.lookup("attr", self.value, name)
             if stored is not None:
                 if stored.value is not DELETED:
@@ -209,10 +204,9 @@ class UserObjectVariable(VariableTracker):
                     return tx.output.wrap(instance_dict[name], AttrSource(self.source, name))
         return class_attribute(tx, self, cls, TypeSource(self.source), name, class_attr)
 
-    def setattr(self, tx, name: str, value: Optional[VariableTracker]) -> None:
+    def setattr(self, tx: Translator, name: str, value: Optional[VariableTracker]) -> None:
         """An attribute store (value) or delete (None) on an outside object, replayed by the
         cache entry; only plain instance-dict attributes are modelled."""
-        from ..side_effects import DELETED
         cls = type(self.value)
         what = f"attribute {'store' if value is not None else 'delete'} .{name}"
         if self.source is None or not hasattr(self.value, "__dict__") or \
@@ -233,13 +227,12 @@ class UserObjectVariable(VariableTracker):
                                  f"({name!r} in {expr}.__dict__) is {existed}")
         effects.store("attr", self.value, self.source, name, existed, DELETED if value is None else value)
 
-    def delattr(self, tx, name: str) -> None:
+    def delattr(self, tx: Translator, name: str) -> None:
         self.setattr(tx, name, None)
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")
         if isinstance(call, types.FunctionType):
-            from .functions import BoundMethodVariable
             fn = tx.output.wrap(call, AttrSource(TypeSource(self.source), "__call__"))
             return BoundMethodVariable(fn, self).call(tx, args, kwargs)
         return super().call(tx, args, kwargs)
@@ -276,7 +269,7 @@ class NativeMethodVariable(VariableTracker):
     def describe(self) -> str:
         return f"method {type(self.obj.value).__qualname__}.{self.name}"
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         raise Unsupported(f"call to {self.describe()} (implemented in C; not modelled)")
 
     def reconstruct(self, cg) -> str:
@@ -302,11 +295,10 @@ class OpaqueCallableVariable(VariableTracker):
     def as_python_constant(self) -> Any:
         return self.value
 
-    def getattr(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap_static_attr
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         return wrap_static_attr(tx, self.value, name, self.source)
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         raise Unsupported(f"call to {self.describe()}: {self.why}")
 
 
@@ -326,12 +318,12 @@ class TracedObjectVariable(VariableTracker):
     def python_type(self) -> type:
         return self.cls
 
-    def truth(self, tx) -> bool:
+    def truth(self, tx: Translator) -> bool:
         if _class_lookup(self.cls, "__bool__") is not _MISSING or _class_lookup(self.cls, "__len__") is not _MISSING:
             raise Unsupported(f"truth value of {self.describe()} (custom __bool__/__len__)")
         return True
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         class_attr = _class_lookup(self.cls, name)
         if not _is_data_descriptor(class_attr) and name in self.attrs:
             return self.attrs[name]
@@ -341,20 +333,20 @@ class TracedObjectVariable(VariableTracker):
             raise Unsupported("__dict__ of an object made in the trace")
         return class_attribute(tx, self, self.cls, self.cls_var.source, name, class_attr)
 
-    def setattr(self, tx, name: str, value: VariableTracker) -> None:
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
         tx.output.note_mutation(self, f"attribute store .{name}")
         if _is_data_descriptor(_class_lookup(self.cls, name)) or \
                 _class_lookup(self.cls, "__setattr__") is not object.__setattr__:
             raise Unsupported(f"attribute store {name!r} through a descriptor or __setattr__")
         self.attrs[name] = value
 
-    def delattr(self, tx, name: str) -> None:
+    def delattr(self, tx: Translator, name: str) -> None:
         tx.output.note_mutation(self, f"attribute delete .{name}")
         if name not in self.attrs:
             tx.raise_python_exception(AttributeError(name))
         del self.attrs[name]
 
-    def call(self, tx, args, kwargs) -> VariableTracker:
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         call = _class_lookup(self.cls, "__call__")
         if isinstance(call, types.FunctionType):
             return class_attribute(tx, self, self.cls, self.cls_var.source, "__call__", call).call(tx, args, kwargs)
@@ -385,7 +377,7 @@ class SuperVariable(VariableTracker):
     def describe(self) -> str:
         return "super object"
 
-    def getattr(self, tx, name: str) -> VariableTracker:
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if not self.cls_var.is_python_constant():
             raise Unsupported("super() with a non-constant class")
         start = self.cls_var.as_python_constant()
@@ -405,7 +397,7 @@ class SuperVariable(VariableTracker):
         tx.raise_python_exception(AttributeError(f"'super' object has no attribute {name!r}"))
 
 
-def make_super(tx, args) -> SuperVariable:
+def make_super(tx: Translator, args) -> SuperVariable:
     if len(args) == 2:
         return SuperVariable(args[0], args[1])
     if args:

@@ -28,6 +28,7 @@ import numpy as np
 import compiler
 from tests.corpus import runner as corpus_runner
 from tests.corpus.compare import aliasing, assert_same
+from tests.corpus.registry import Call
 
 # ---------------------------------------------------------------------------------------------
 # The checker
@@ -52,20 +53,11 @@ class _TracingStream(io.StringIO):
 
 
 @dataclass
-class Outcome:
-    value: Any
-    error: Optional[BaseException]
-    stdout: str
-    arguments: Any
-    globals_after: Dict[str, Any]
-    trace: List[Any]
-    aliases: Any
-
-
-@dataclass
-class Call:
-    args: Tuple[Any, ...]
-    kwargs: Dict[str, Any] = field(default_factory=dict)
+class Outcome(corpus_runner.Outcome):
+    """The corpus runner's outcome, plus the module globals after the call and the order of
+    the side effects (TRACE)."""
+    globals_after: Dict[str, Any] = field(default_factory=dict)
+    trace: List[Any] = field(default_factory=list)
 
 
 def reset_globals() -> None:
@@ -89,13 +81,13 @@ def run_once(fn: Callable[..., Any], call: Call) -> Outcome:
             value = fn(*args, **kwargs)
         except Exception as exc:  # the plain function's exceptions are part of its behaviour
             error = exc
-    return Outcome(value, error, stream.getvalue(), (args, kwargs), snapshot_globals(),
-                   copy.deepcopy(TRACE), aliasing(value, (args, kwargs)))
+    return Outcome(value, error, stream.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)),
+                   globals_after=snapshot_globals(), trace=copy.deepcopy(TRACE))
 
 
 def assert_same_outcome(plain: Outcome, compiled: Outcome, where: str) -> None:
     # The corpus runner compares value, exception, stdout, arguments and aliasing (exactly: close=None).
-    corpus_runner.assert_same_outcome(plain, compiled, close=None, where=where)  # type: ignore[arg-type]
+    corpus_runner.assert_same_outcome(plain, compiled, close=None, where=where)
     assert_same(plain.globals_after, compiled.globals_after, path=f"{where}: globals after the call")
     assert_same(plain.trace, compiled.trace, path=f"{where}: order of side effects (TRACE)")
 

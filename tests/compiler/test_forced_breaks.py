@@ -14,7 +14,7 @@ import os
 import pytest
 
 import compiler
-from compiler.tracer import instructions_of
+from opcode_tables.decode import instructions_of
 from tests.corpus import all_cases
 from tests.corpus.runner import assert_same_outcome, run
 

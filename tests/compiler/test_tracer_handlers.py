@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import compiler
-import compiler.handlers as handlers
+import compiler.handlers.registry as handlers
 import opcode_tables
 
 
@@ -24,7 +24,7 @@ def test_registering_an_unknown_opname_fails_at_bind_time(monkeypatch):
     monkeypatch.setattr(handlers, "_REGISTRY", registry)
     handlers.handler("LOAD_FAST_TYPO")(lambda tx, inst: None)
     with pytest.raises(AssertionError, match="LOAD_FAST_TYPO"):
-        handlers._bind()
+        handlers.bind()
 
 
 def test_registering_an_opname_twice_fails(monkeypatch):

@@ -1,0 +1,147 @@
+"""The compiled-function object: what ``compiler.compile(fn)`` returns.
+
+``make_compiled`` builds a function with ``fn``'s name, docstring and
+parameters.  Its hit path tries the cache entries of ``fn``'s code
+(compiler.cache) newest first; each entry is a generated function that
+returns ``MISS`` when its guards reject the arguments.  Functions whose
+parameters are all plain positionals get a generated wrapper with the same
+parameters, so the hit path neither packs nor binds arguments.  On a miss
+the slow path binds the call like the plain function (a bad call raises the
+plain function's TypeError) and hands the bound values to the compile driver
+(compiler.convert_frame.compile_frame).
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import types
+from typing import Any, Callable, Dict, List, Optional
+
+import opcode_tables
+
+from . import config, no_table, trace_rules
+from .backends.base import Backend
+from .cache import FrameCache, cache_for
+from .convert_frame import CompileCallee, compile_frame
+from .entry_codegen import MISS
+from .sources import local_param_name, param_names
+
+
+def _callee_compiler(backend: Backend) -> CompileCallee:
+    """How a compiled frame compiles a callee that becomes a frame of its own: with the
+    same backend, default options."""
+    def compile_callee(fn: types.FunctionType) -> Callable:
+        return make_compiled(fn, backend, False, {})
+    return compile_callee
+
+
+def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, options: Dict[str, Any],
+                  frame_cache: Optional[FrameCache] = None) -> Callable:
+    """The compiled function for ``fn`` (options already checked by compiler.api): a function
+    with ``fn``'s name, docstring and parameters that runs the first cache entry accepting the
+    arguments, and on a miss binds them and compiles (compiler.convert_frame)."""
+    if not opcode_tables.has_current_table():
+        return no_table.native_function(fn)  # a CPython with no table yet: runs natively, warned
+    if frame_cache is None:
+        frame_cache = cache_for(fn)
+    entries = frame_cache.entries
+    code = fn.__code__
+    closure = fn.__closure__
+    signature_for = [None, None]  # (defaults seen, signature): recomputed if defaults change
+    names = param_names(code)
+    # inspect.signature calls a comprehension's hidden ".0" argument "implicit0".
+    bound_names = ["implicit" + n[1:] if n[:1] == "." and n[1:].isdigit() else n for n in names]
+    limit = options.get("cache_limit")
+    debug = options.get("debug_checks")
+    compile_callee = _callee_compiler(backend)
+
+    def slow_path(args: tuple, kwargs: dict) -> Any:
+        if frame_cache.native or trace_rules.is_disabled(fn):
+            return fn(*args, **kwargs)
+        key = (fn.__defaults__, fn.__kwdefaults__)
+        if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
+            signature_for[:] = [key, inspect.signature(fn, follow_wrapped=False)]
+        try:
+            bound = signature_for[1].bind(*args, **kwargs)
+        except TypeError:
+            return fn(*args, **kwargs)  # raises exactly what the plain function raises
+        bound.apply_defaults()
+        values = [bound.arguments[n] for n in bound_names]
+        for entry in entries:
+            result = entry(closure, *values)
+            if result is not MISS:
+                return result
+        saved = config.debug_checks
+        if debug is not None:
+            config.debug_checks = debug
+        try:
+            return compile_frame(fn, frame_cache, values, backend, fullgraph,
+                                 limit if limit is not None else config.cache_limit, compile_callee)
+        finally:
+            config.debug_checks = saved
+
+    if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0:
+        compiled = _positional_wrapper(fn, entries, closure, slow_path)
+    else:
+        def compiled(*args: Any, **kwargs: Any) -> Any:
+            return slow_path(args, kwargs)
+
+    functools.update_wrapper(compiled, fn)
+    compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
+    compiled._tracematrix_original = fn  # type: ignore[attr-defined]
+    compiled._tracematrix_backend = backend.name  # type: ignore[attr-defined]
+    return compiled
+
+
+_UNSET = object()
+
+
+def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure: Optional[tuple],
+                        slow_path: Callable[[tuple, dict], Any]) -> Callable:
+    """The hit path for functions whose parameters are plain positionals: a generated
+    function with the same parameters (and name, so a bad call raises the same TypeError
+    as the plain function) that tries the cache entries without packing arguments."""
+    code = fn.__code__
+    names = list(code.co_varnames[:code.co_argcount])
+    defaults = fn.__defaults__ or ()
+    first_default = len(names) - len(defaults)
+    p = local_param_name
+    params = [p(n) if i < first_default else f"{p(n)}=_UNSET" for i, n in enumerate(names)]
+    if code.co_posonlyargcount:
+        params.insert(code.co_posonlyargcount, "/")
+    args = ", ".join(p(n) for n in names)
+    prologue = ""
+    if defaults:
+        # Defaults are filled in here; if fn.__defaults__ is replaced later, the generic path
+        # binds the call again with the new ones.
+        prologue = f"    if _fn.__defaults__ is not _defaults:\n        return _rebind(({args},))\n"
+        prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _defaults[{i - first_default}]\n"
+                            for i, n in enumerate(names) if i >= first_default)
+    # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
+    src = (f"def _wrapper({', '.join(params)}):\n"
+           f"{prologue}"
+           f"    for entry in _entries:\n"
+           f"        result = entry(_closure, {args})\n"
+           f"        if result is not _MISS:\n"
+           f"            return result\n"
+           f"    return _slow(({args}{',' if names else ''}), {{}})\n")
+    n_posonly = code.co_posonlyargcount
+
+    def rebind(values: tuple) -> Any:
+        given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
+        positional = [v for n, v in given if names.index(n) < n_posonly]
+        return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
+
+    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path,
+             "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
+    exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
+    wrapper = scope["_wrapper"]
+    # Names in messages must be the plain function's: its own name, not L_<name> parameters.
+    replaced = wrapper.__code__.replace(co_name=code.co_name,
+                                        co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
+    if hasattr(replaced, "co_qualname"):
+        replaced = replaced.replace(co_qualname=fn.__qualname__)
+    wrapper.__code__ = replaced
+    wrapper.__qualname__ = fn.__qualname__
+    return wrapper
