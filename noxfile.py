@@ -4,6 +4,12 @@ Interpreter discovery works both where `python3.X` is on PATH and where the
 interpreters sit in pyenv's versions folder without being activated: when
 pyenv is present, PYENV_VERSION is set to every installed version so that the
 `python3.X` shims resolve (this changes nothing for machines without pyenv).
+
+CPython 3.14 and 3.15 are provisioned by the project where no interpreter for
+them is found (`python -m matrix interpreters --install`, from Debian's
+packages into `.cache/interpreters/`), so `nox -s tests` / `nox -s matrix` need
+no other set-up; `TRACEMATRIX_PROVISION=0` turns that off (they are then
+"missing" unless installed otherwise).
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Dict, List
@@ -19,7 +26,9 @@ from typing import Dict, List
 import nox
 
 ROOT = Path(__file__).resolve().parent
-CANDIDATES = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
+CANDIDATES = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15"]
+# Versions the project installs itself where missing (no download host for them here).
+PROVISIONED = ["3.14", "3.15"]
 CACHE = ROOT / ".cache"
 
 # Keep tool caches inside the project's ignored folders, never shared defaults.
@@ -52,11 +61,30 @@ def _works(command: str) -> bool:
         return False
 
 
+def _provision_missing() -> None:
+    """Put the project's interpreters on PATH (nox finds `python3.X` there), installing missing ones."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from matrix import interpreters
+
+    os.environ["PATH"] = f"{interpreters.shim_dir()}{os.pathsep}{os.environ.get('PATH', '')}"
+    missing = [v for v in PROVISIONED if not _works(f"python{v}")]
+    if not missing or os.environ.get("TRACEMATRIX_PROVISION") == "0":
+        return
+    print(f"tracematrix: provisioning {', '.join(missing)} into {interpreters.CACHE_ROOT}")
+    try:
+        interpreters.install(missing, log=lambda line: print(f"tracematrix:   {line}"))
+    except interpreters.ProvisionError as err:
+        print(f"tracematrix: {err}\ntracematrix: going on without {', '.join(missing)}")
+    interpreters.shim_dir()
+
+
 def discover() -> Dict[str, List[str]]:
     """Which CPython 3.8+ interpreters this machine has, as nox version strings."""
     installed = _pyenv_versions()
     if installed:
         os.environ["PYENV_VERSION"] = ":".join(installed)
+    _provision_missing()
     found = [v for v in CANDIDATES if _works(f"python{v}")]
     return {"found": found, "missing": [v for v in CANDIDATES if v not in found]}
 

@@ -18,7 +18,9 @@ import inspect
 import types
 from typing import Any, Callable, Dict, List, Optional
 
-from . import config, trace_rules
+import opcode_tables
+
+from . import config, no_table, trace_rules
 from .backends.base import Backend
 from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame
@@ -39,6 +41,8 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     """The compiled function for ``fn`` (options already checked by compiler.api): a function
     with ``fn``'s name, docstring and parameters that runs the first cache entry accepting the
     arguments, and on a miss binds them and compiles (compiler.convert_frame)."""
+    if not opcode_tables.has_current_table():
+        return no_table.native_function(fn)  # a CPython with no table yet: runs natively, warned
     if frame_cache is None:
         frame_cache = cache_for(fn)
     entries = frame_cache.entries

@@ -1,4 +1,4 @@
-"""Command line: `python -m matrix run|report|list|serve|upload` (see --help of each)."""
+"""Command line: `python -m matrix run|report|list|serve|upload|interpreters` (see --help of each)."""
 from __future__ import annotations
 
 import argparse
@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--suite", default="matrix.cases")
     server.add_parser(sub)
     upload.add_parser(sub)
+
+    from matrix import interpreters
+    interpreters.add_arguments(sub.add_parser(
+        "interpreters", help="list the interpreters found (version -> path); --install provisions missing ones"))
     return parser
 
 
@@ -144,6 +148,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         return server.main(args)
     if args.command == "upload":
         return upload.main(args)
+    if args.command == "interpreters":
+        from matrix import interpreters
+        return interpreters.main(args)
     parser.print_help()
     return 2
 

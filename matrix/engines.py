@@ -76,6 +76,13 @@ class CompilerEngine:
         known = getattr(self.backends, "BACKEND_NAMES", None)
         if known is not None and name not in known:
             raise UnknownBackend(f"unknown backend {name!r}; the compiler offers {', '.join(known)}")
+        tables = importlib.import_module("opcode_tables")
+        if not tables.has_current_table():
+            version = "%d.%d" % tables.running_version()
+            return BackendState(schema.CELL_NO_TABLE, None,
+                                f"no opcode table for CPython {version}: add opcode_tables/"
+                                f"{tables.module_name(tables.running_version())}.py; compiled functions "
+                                "run natively there")
         try:
             available = list(self.backends.available_backends())
             if name in available:

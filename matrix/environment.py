@@ -16,8 +16,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 def python_key() -> str:
     """The interpreter's major.minor, the cell's name on the python axis ("3.11")."""
-    major, minor, _ = platform.python_version_tuple()
-    return f"{major}.{minor}"
+    from opcode_tables import running_version  # the one place that reads the running version
+    return "%d.%d" % running_version()
 
 
 def run_id() -> str:

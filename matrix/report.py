@@ -58,6 +58,10 @@ def _cell_view(comparison: Comparison, column: Dict[str, Any], case: str) -> Dic
     if column["cell_status"] == schema.CELL_MISSING:
         view.update(text="missing", classes=["missing"])
         return view
+    if column["cell_status"] == schema.CELL_NO_TABLE:
+        view.update(text="no table", classes=["missing", "no-table"],
+                    why=["no opcode table for this CPython: compiled functions run natively"])
+        return view
     if row is None or not row["present"]:
         view.update(text="–", classes=["absent"],
                     why=[column["cell_status"] if column["cell_status"] != schema.CELL_OK else "not run"])

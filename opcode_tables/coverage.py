@@ -8,6 +8,9 @@ INSTRUMENTED_*) falls in exactly one category:
 - internal:    consumed by the decoder (EXTENDED_ARG, CACHE); needs no handler
 - pending:     in the table, none of the above yet
 - missing:     the interpreter has it, the table does not (a table bug)
+
+An interpreter with no table at all (a new CPython) reports every opcode as
+missing, under the table module it would need.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import platform
 import textwrap
 from typing import Any, Dict, List, Optional, Set, TextIO
 
-from . import current_table, module_name
+from . import current_table, has_current_table, module_name, running_version
 from .spec import VersionTable
 
 HANDLERS_MODULE = "compiler.handlers"
@@ -42,7 +45,8 @@ def load_handlers(module: str = HANDLERS_MODULE) -> Optional[str]:
 def collect(table: Optional[VersionTable] = None, real: Optional[Set[str]] = None,
             handlers_error: Optional[str] = None) -> Dict[str, Any]:
     """The coverage report as a JSON-ready dict (see ``main`` for loading the handlers first)."""
-    table = current_table() if table is None else table
+    if table is None:
+        table = current_table() if has_current_table() else _empty_table()
     real = real_opnames() if real is None else real
     handlers = {} if handlers_error else table.handlers
     handled: List[str] = []
@@ -80,6 +84,11 @@ def collect(table: Optional[VersionTable] = None, real: Optional[Set[str]] = Non
     report["counts"] = {category: len(report[category]) for category in CATEGORIES}
     report["counts"]["total"] = len(real)
     return report
+
+
+def _empty_table() -> VersionTable:
+    """What an interpreter with no table has: no rows (so every opcode counts as missing)."""
+    return VersionTable(version=running_version(), opcodes={}, facts={"superinstructions": {}})
 
 
 def exit_code(report: Dict[str, Any]) -> int:

@@ -60,7 +60,9 @@ TABLE = _BASE.derive(
         # exceptions and with (handlers come from co_exceptiontable)
         OpcodeSpec("PUSH_EXC_INFO"),
         OpcodeSpec("CHECK_EXC_MATCH"),
-        OpcodeSpec("CHECK_EG_MATCH"),
+        OpcodeSpec("CHECK_EG_MATCH",
+                   unsupported="except* is not traced yet: its exception-group test is a graph break "
+                               "(runs natively)"),
         OpcodeSpec("PREP_RERAISE_STAR"),
         OpcodeSpec("BEFORE_WITH", enters_with=True),
         # generators and coroutines

@@ -81,6 +81,28 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     RETURN_GENERATOR, yet the frame
     resumes with the sent value pushed (CPython adds that prologue after
     sizing the stack); 3.13 reports the 1 itself.
+``common_constants``
+    LOAD_COMMON_CONSTANT's operands in arg order (3.14+: the objects
+    themselves, e.g. AssertionError; 3.15 adds None, True, ...); () before.
+``special_methods``
+    LOAD_SPECIAL's operands in arg order (3.14+: "__enter__", "__exit__",
+    ...); () before.
+``lazy_annotations``
+    True from 3.14 (PEP 649): a function's annotations are computed on demand
+    by an ``__annotate__`` function instead of when the ``def`` runs.
+``call_function_ex_kwargs``
+    Whether CALL_FUNCTION_EX finds a keyword dict above the positional
+    tuple: "flag" (arg bit 0 says so, up to 3.13) or "slot" (3.14: the slot
+    is always there, holding the dict or NULL).
+``unchecked_local_loads``
+    Opnames that load a fast local trusting the compiler that it is bound
+    (pushing NULL, a crash, if it is not): LOAD_FAST, and from 3.14
+    LOAD_FAST_BORROW.  A continuation entered without such a name loads it
+    with LOAD_FAST_CHECK instead.
+``iterator_slots``
+    Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
+    cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
+    for sequences it walks without an iterator object).
 """
 from __future__ import annotations
 
@@ -308,6 +330,12 @@ TABLE = VersionTable(
                             "END_FINALLY", "WITH_CLEANUP_START", "WITH_CLEANUP_FINISH"),
         "code_fields": _CODE_FIELDS_38,
         "stack_effect_overrides": {},
+        "common_constants": (),
+        "special_methods": (),
+        "lazy_annotations": False,
+        "iterator_slots": 1,
+        "call_function_ex_kwargs": "flag",
+        "unchecked_local_loads": ("LOAD_FAST",),
     },
 )
 

@@ -138,8 +138,9 @@ def _check_unpassed_loads(body: List[Instruction], unpassed: Set[str], table: Ve
     """
     if not unpassed or "LOAD_FAST_CHECK" not in table:
         return
+    unchecked = table.fact("unchecked_local_loads")
     for inst in body:
-        if inst.opname == "LOAD_FAST" and inst.argval in unpassed:
+        if inst.opname in unchecked and inst.argval in unpassed:
             inst.opname = "LOAD_FAST_CHECK"
 
 

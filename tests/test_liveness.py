@@ -32,7 +32,7 @@ def _at(fn: Any, opnames: Sequence[str], argval: Any = None, nth: int = 0, after
 
 
 STORE = ("STORE_FAST",)
-LOAD = ("LOAD_FAST", "LOAD_FAST_CHECK")
+LOAD = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
 DEREF_STORE = ("STORE_DEREF",)
 
 

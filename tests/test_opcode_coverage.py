@@ -36,9 +36,9 @@ EXPECTED_UNOBSERVED: Dict[str, Unobserved] = {
                         "opcodes have no handler", frozenset({(3, 10)})),
     "JUMP_BACKWARD_NO_INTERRUPT": Unobserved("emitted for `yield from` / `await` loops, inside generators, which "
                                              "the tracer refuses (side_effects.generator_with_yield_from)",
-                                             frozenset({(3, 11), (3, 12), (3, 13)})),
+                                             frozenset({(3, 11), (3, 12), (3, 13), (3, 14), (3, 15)})),
     "CALL_INTRINSIC_2": Unobserved("emitted only for `except*` and type parameters, syntax newer than the "
-                                   "corpus's 3.8", frozenset({(3, 12), (3, 13)})),
+                                   "corpus's 3.8", frozenset({(3, 12), (3, 13), (3, 14), (3, 15)})),
 }
 
 # Until events report the opcodes of inlined callees, those that only run in comprehension code objects

@@ -97,7 +97,11 @@ def call_kw(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("CALL_FUNCTION_EX")
 def call_function_ex(tx: InstructionTranslatorBase, inst: Instruction):
-    kwargs_var = tx.pop() if inst.argval & 1 else None
+    if tx.table.fact("call_function_ex_kwargs") == "slot":
+        kwargs_var = tx.pop()
+        kwargs_var = None if kwargs_var is NULL else kwargs_var
+    else:
+        kwargs_var = tx.pop() if inst.argval & 1 else None
     args_var = tx.pop()
     layout = tx.table.fact("call_null_layout")
     if layout == "callable_first":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from opcode_tables.instruction import Instruction
 
 from ..tracer import InstructionTranslatorBase
+from ..variables.base import NULL
 from ..variables.constant import ConstantVariable
 from ..variables.containers import IteratorVariable
 from ..variables.operators import is_op
@@ -67,11 +68,14 @@ def get_iter(tx: InstructionTranslatorBase, inst: Instruction):
         tx.push(value)
     else:
         tx.push(IteratorVariable(value.unpack(tx)))
+    # 3.15: GET_ITER pushes (iterator, index or NULL); the tracer always makes an iterator.
+    for _ in range(tx.table.fact("iterator_slots") - 1):
+        tx.push(NULL)
 
 
 @handler("FOR_ITER", stack_effect_exempt=True)
 def for_iter(tx: InstructionTranslatorBase, inst: Instruction):
-    iterator = tx.peek()
+    iterator = tx.peek(tx.table.fact("iterator_slots"))
     if not isinstance(iterator, IteratorVariable):
         raise tx.unsupported(f"for loop over {iterator.describe()}")
     item = iterator.next(tx)
@@ -85,5 +89,5 @@ def for_iter(tx: InstructionTranslatorBase, inst: Instruction):
         # a dummy value on the stack: same result, and END_FOR is counted as Dynamo counts it.
         tx.push(ConstantVariable(None))
     else:
-        tx.pop()
+        tx.popn(tx.table.fact("iterator_slots"))
     tx.jump_to(target)

@@ -37,8 +37,17 @@ class _ExitFunction(VariableTracker):
         return self.exit_fn.reconstruct(cg)
 
 
+def _check_special_method(tx: InstructionTranslatorBase, owner: VariableTracker, name: str) -> None:
+    """A with statement on an object whose type lacks ``name`` fails natively: AttributeError up
+    to 3.11, TypeError ("does not support the context manager protocol") after; let it."""
+    if not hasattr(owner.python_type(), name):
+        raise tx.unsupported(f"{owner.describe()} has no {name}: the with statement fails natively")
+
+
 def _enter(tx: InstructionTranslatorBase):
     manager = tx.pop()
+    _check_special_method(tx, manager, "__enter__")
+    _check_special_method(tx, manager, "__exit__")
     exit_fn = _ExitFunction(manager.getattr(tx, "__exit__"))
     entered = manager.getattr(tx, "__enter__").call(tx, [], {})
     return exit_fn, entered
@@ -163,6 +172,18 @@ def before_with(tx: InstructionTranslatorBase, inst: Instruction):
     exit_fn, entered = _enter(tx)
     tx.push(exit_fn)
     tx.push(entered)
+
+
+@handler("LOAD_SPECIAL")
+def load_special(tx: InstructionTranslatorBase, inst: Instruction):
+    # 3.14: ``with`` looks up __exit__ / __enter__ as a (bound method, NULL) pair; the
+    # __exit__ is marked so that WITH_EXCEPT_START finds it.
+    name = tx.table.fact("special_methods")[inst.arg]
+    owner = tx.pop()
+    _check_special_method(tx, owner, name)
+    method = owner.getattr(tx, name)
+    tx.push(_ExitFunction(method) if name in ("__exit__", "__aexit__") else method)
+    tx.push(NULL)
 
 
 @handler("PUSH_EXC_INFO")

@@ -33,12 +33,24 @@ def load_const(tx: InstructionTranslatorBase, inst: Instruction):
             else ConstantVariable(inst.argval))
 
 
+@handler("LOAD_SMALL_INT")
+def load_small_int(tx: InstructionTranslatorBase, inst: Instruction):
+    tx.push(ConstantVariable(inst.argval))
+
+
+@handler("LOAD_COMMON_CONSTANT")
+def load_common_constant(tx: InstructionTranslatorBase, inst: Instruction):
+    # The interpreter's own object (never the module's global of the same name): no guard.
+    value = tx.table.fact("common_constants")[inst.arg]
+    tx.push(BuiltinVariable(value) if callable(value) else wrap_constant_result(value))
+
+
 @handler("RETURN_CONST")
 def return_const(tx: InstructionTranslatorBase, inst: Instruction):
     tx.do_return(wrap_constant_result(inst.argval))
 
 
-@handler("LOAD_FAST", "LOAD_FAST_CHECK")
+@handler("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW")
 def load_fast(tx: InstructionTranslatorBase, inst: Instruction):
     name = inst.argval
     if name not in tx.locals and name in tx.cells:

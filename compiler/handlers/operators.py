@@ -35,6 +35,9 @@ for _suffix, _name in _BINARY_OPNAMES.items():
 @handler("BINARY_OP")
 def binary_op_generic(tx: InstructionTranslatorBase, inst: Instruction):
     _nb_name, symbol = tx.table.fact("binary_ops")[inst.arg]
+    if symbol == "[]":  # 3.14: subscription is a BINARY_OP operand (BINARY_SUBSCR before)
+        binary_subscr(tx, inst)
+        return
     inplace = symbol.endswith("=")
     b = tx.pop()
     a = tx.pop()

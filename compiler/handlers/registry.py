@@ -44,6 +44,8 @@ def bind() -> None:
     unknown = sorted(set(_REGISTRY) - known)
     if unknown:
         raise AssertionError(f"handlers registered for opnames no version has: {unknown}")
+    if not opcode_tables.has_current_table():
+        return  # a CPython with no table: compile() runs functions natively (compiler.no_table)
     table = opcode_tables.current_table()
     for name, fn in _REGISTRY.items():
         if name in table.opcodes and table.handlers.get(name) is not fn:

@@ -10,7 +10,8 @@ from ..variables.base import NULL
 from .registry import handler
 
 
-@handler("NOP", "RESUME", "EXTENDED_ARG", "CACHE")
+# NOT_TAKEN (3.14) marks the fall-through side of a branch for monitoring; nothing else.
+@handler("NOP", "RESUME", "EXTENDED_ARG", "CACHE", "NOT_TAKEN")
 def nop(tx: InstructionTranslatorBase, inst: Instruction):
     pass
 
@@ -86,6 +87,12 @@ def end_for(tx: InstructionTranslatorBase, inst: Instruction):
     # How many values END_FOR pops is the running interpreter's (2 on 3.12, 1 on 3.13, where a
     # POP_TOP follows); FOR_ITER leaves exactly that many when the loop ends.
     tx.popn(_END_FOR_POPS)
+
+
+@handler("POP_ITER")
+def pop_iter(tx: InstructionTranslatorBase, inst: Instruction):
+    # The iterator after its loop (3.14); from 3.15 also the index or NULL GET_ITER pushed with it.
+    tx.popn(tx.table.fact("iterator_slots"))
 
 
 @handler("PRECALL", stack_effect_exempt=True)

@@ -12,7 +12,7 @@ from typing import Callable, Dict
 from ..exc import Unsupported
 from ..ops import lookup_operator
 from .array import ArrayVariable, call_op
-from .base import Translator, VariableTracker
+from .base import FixedObjectVariable, Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
 
@@ -113,6 +113,8 @@ def is_op(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     """``a is b`` for trackers, decided at trace time."""
     if a is b:
         return True
+    if isinstance(a, FixedObjectVariable) and isinstance(b, FixedObjectVariable):
+        return a.fixed_object() is b.fixed_object()  # 3.14: `all` is LOAD_COMMON_CONSTANT's all
     if a.is_python_constant() and b.is_python_constant():
         va, vb = a.as_python_constant(), b.as_python_constant()
         if va is None or vb is None or isinstance(va, (bool, type)) or isinstance(vb, (bool, type)) \

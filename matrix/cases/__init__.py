@@ -17,9 +17,12 @@ GROUP_MODULES = [
     "exceptions", "globals_attrs", "numpy_ops", "formatting", "graph_breaks",
     "dynamo",
 ]
-# Groups written in syntax older interpreters cannot parse, loaded only where the running
-# interpreter's opcode table has the opcodes they exercise (no version checks here).
-OPTIONAL_GROUP_MODULES = {"pattern_matching": "MATCH_CLASS", "exception_groups": "CHECK_EG_MATCH"}
+# Groups written in syntax (or relying on semantics) older interpreters lack, loaded only where
+# the running interpreter's opcode table has the opcode they exercise, or the "fact:" it names
+# is true (no version checks here).
+OPTIONAL_GROUP_MODULES = {"pattern_matching": "MATCH_CLASS", "exception_groups": "CHECK_EG_MATCH",
+                          "template_strings": "BUILD_TEMPLATE",
+                          "lazy_annotations": "fact:lazy_annotations"}
 
 ArgsFactory = Callable[[], Tuple[Any, ...]]
 
@@ -74,10 +77,18 @@ case = REGISTRY.case
 
 def active_group_modules() -> List[str]:
     """The suite's modules this interpreter can import."""
-    from opcode_tables import current_table
+    from opcode_tables import current_table, has_current_table
 
+    if not has_current_table():  # a new CPython: its cells say "no table" and run no case
+        return list(GROUP_MODULES)
     table = current_table()
-    return GROUP_MODULES + [m for m, opname in OPTIONAL_GROUP_MODULES.items() if opname in table]
+
+    def available(requirement: str) -> bool:
+        if requirement.startswith("fact:"):
+            return bool(table.fact(requirement[len("fact:"):]))
+        return requirement in table
+
+    return GROUP_MODULES + [m for m, needs in OPTIONAL_GROUP_MODULES.items() if available(needs)]
 
 
 def load_suite(module: str = "matrix.cases") -> List[Case]:

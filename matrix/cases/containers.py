@@ -71,6 +71,16 @@ def list_slicing(x, values):
     return x * head[0] + x[1:3].sum(), values
 
 
+@case("containers", args(arr(6), [1.0, 2.0, 3.0, 4.0], 1, 3))
+def slicing_with_variable_bounds(x, values, i, j):
+    """BINARY_SLICE / STORE_SLICE on 3.12+ (3.14 folds constant bounds into a slice constant)."""
+    head = values[i:j]
+    values[i:j] = [9.0]
+    y = x.copy()
+    y[i:j] = x[i:j] * 2.0
+    return y + head[0], values
+
+
 @case("containers", args(arr(4), arr(4, start=3.0)))
 def swap_values(a, b):
     a, b = b, a

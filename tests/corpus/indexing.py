@@ -87,3 +87,12 @@ def slice_assign_on_copy(x):
     y[1:3] = 0.0
     y[-1] += 5.0
     return y
+
+
+# Slice bounds that are not constants: BINARY_SLICE / STORE_SLICE on 3.12+ (3.14 folds
+# constant bounds into a slice constant, so slice_assign_on_copy no longer has them).
+@case(calls=lambda a: [(a.f(6), 1, 4), (a.f(5), 0, 2)], nodes=4)
+def slice_assign_with_variable_bounds(x, i, j):
+    y = x.copy()
+    y[i:j] = x[i:j] * 2.0
+    return y
