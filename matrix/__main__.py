@@ -6,10 +6,8 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-from matrix import baselines, coverage, schema
+from matrix import baselines, coverage, interpreters, schema, upload
 from matrix.engines import UnknownBackend
-from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
-from matrix import upload
 from matrix.service import server
 
 
@@ -24,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="rewrite matrix/baselines/<python>-<backend>.json from this run, on purpose")
     run.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per CPU)")
     run.add_argument("--cases", default=None, help="comma-separated glob patterns on name or group/name")
-    run.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per case")
+    run.add_argument("--timeout", type=float, default=None, help="seconds per case (default: the runner's)")
     run.add_argument("--engine", default="compiler",
                      help="'compiler' (default), 'plain' (run natively, checks the suite) or module:Class")
     run.add_argument("--suite", default="matrix.cases", help="module holding the cases")
@@ -50,7 +48,6 @@ def _parser() -> argparse.ArgumentParser:
     server.add_parser(sub)
     upload.add_parser(sub)
 
-    from matrix import interpreters
     interpreters.add_arguments(sub.add_parser(
         "interpreters", help="list the interpreters found (version -> path); --install provisions missing ones"))
     return parser
@@ -62,9 +59,13 @@ def _run(args: argparse.Namespace) -> int:
             first = (result["detail"] or "").splitlines()[:1]
             print(f"  {name}: {result['status']} {first[0] if first else ''}", file=sys.stderr)
 
+    # The runner imports numpy, so it is loaded only here: `interpreters` must work on a bare
+    # system Python (CI provisions 3.14/3.15 before any virtual environment exists).
+    from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
+
     try:
         cell = run_cell(backend=args.backend, suite=args.suite, pattern=args.cases, engine_spec=args.engine,
-                        jobs=args.jobs, timeout_s=args.timeout,
+                        jobs=args.jobs, timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
                         coverage=None if args.no_coverage else coverage.collect, progress=progress)
     except UnknownBackend as err:
         print(f"python -m matrix run: {err}", file=sys.stderr)
@@ -149,7 +150,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "upload":
         return upload.main(args)
     if args.command == "interpreters":
-        from matrix import interpreters
         return interpreters.main(args)
     parser.print_help()
     return 2

@@ -193,3 +193,16 @@ def test_cli_json_lists_the_running_interpreter():
     listing = json.loads(done.stdout)
     assert "%d.%d" % sys.version_info[:2] in listing
     assert all(os.path.isabs(path) for path in listing.values())
+
+
+def test_cli_runs_on_a_python_without_numpy():
+    """CI provisions 3.14/3.15 with the bare system Python, before any environment has numpy:
+    the command line must not import the runner (numpy) for `interpreters`."""
+    block_numpy = ("import runpy, sys; sys.modules['numpy'] = None; sys.argv = ['matrix'] + sys.argv[1:]; "
+                   "runpy.run_module('matrix', run_name='__main__', alter_sys=True)")
+    done = subprocess.run([sys.executable, "-c", block_numpy, "interpreters", "--json"], capture_output=True,
+                          text=True, cwd=str(ROOT), timeout=120,
+                          env=dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep
+                                   + os.environ.get("PATH", ""), PYTHONPATH=str(ROOT)))
+    assert done.returncode == 0, done.stderr
+    assert "%d.%d" % sys.version_info[:2] in json.loads(done.stdout)
