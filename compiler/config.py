@@ -27,6 +27,9 @@ debug_checks: bool = os.environ.get("TRACEMATRIX_DEBUG", "") not in ("", "0") or
 # unrolled) and depth of inlined calls (static recursion).
 max_trace_instructions: int = 200_000
 max_inline_depth: int = 48
+# Items the tracer takes out of one iterable it unpacks (list(it), tuple(...), sum(...)):
+# past it the construct is Unsupported instead of a trace that grows without bound.
+max_container_items: int = 10_000
 
 # An unsupported construct becomes a graph break (graph so far compiled, the
 # instruction run natively, a continuation compiled for the rest); False makes

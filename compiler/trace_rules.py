@@ -9,16 +9,28 @@
              Unsupported: a graph break, the call runs natively (a user function
              whose own trace failed becomes a compiled frame of its own).
 
-NumPy's own Python source is never inlined: a NumPy function that is not in
-the allowlist is "skip".
+Library code is never inlined (as Dynamo's skipfiles): functions and classes of
+the standard library and of installed packages (NumPy included) are "skip" and
+run natively, as the library's authors tested them.  CPython's own ``test``
+package is not library code: it is the code the cpython-tests suite compiles.
+
+Some C functions look at the frame that calls them (``sys._getframe``,
+``warnings.warn``'s stacklevel, ``locals()``, ``exec`` without namespaces...).
+When an inlined user function calls one, that function must run as a real
+frame called by a real frame of its caller, so it is not compiled as a frame of
+its own: ``frame_sensitive`` says which.
 """
 from __future__ import annotations
 
 import builtins
 import math
+import os
 import operator
+import sys
+import sysconfig
 import types
-from typing import Any, Callable, Dict
+import warnings
+from typing import Any, Callable, Dict, Tuple
 
 _disabled: Dict[int, Any] = {}
 _allowed: Dict[int, Any] = {}
@@ -64,6 +76,70 @@ FOLDABLE_BUILTINS = frozenset(getattr(builtins, name) for name in (
     "frozenset", "hash", "hex", "int", "len", "max", "min", "oct", "ord", "pow", "repr", "round",
     "sorted", "str", "sum", "tuple", "callable", "bytes",
 ))
+
+
+def _library_roots() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """Folders of library code (stdlib, site-packages), and the exceptions inside them."""
+    paths = sysconfig.get_paths()
+    roots = {os.path.realpath(paths[key]) + os.sep for key in ("stdlib", "platstdlib", "purelib", "platlib")
+             if paths.get(key)}
+    stdlib = [os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib") if paths.get(key)]
+    # Packages installed in the stdlib folder's site-packages are libraries; CPython's own
+    # test package is the code the cpython-tests suite compiles, so it is traced.
+    exceptions = {os.path.join(root, "test") + os.sep for root in stdlib}
+    return tuple(sorted(roots)), tuple(sorted(exceptions))
+
+
+_LIBRARY_ROOTS, _NOT_LIBRARY = _library_roots()
+_library_files: Dict[str, bool] = {}
+
+
+def is_library_file(filename: str) -> bool:
+    """Whether code from ``filename`` is library code (never inlined, see the module doc)."""
+    known = _library_files.get(filename)
+    if known is None:
+        real = os.path.realpath(filename) if os.path.isabs(filename) else filename
+        known = real.startswith(_LIBRARY_ROOTS) and not real.startswith(_NOT_LIBRARY)
+        _library_files[filename] = known
+    return known
+
+
+# Library classes traced like user code: small, pure, and modelled exactly by inlining
+# their methods (module, class qualname).  Anything else of the library runs natively.
+INLINED_LIBRARY_CLASSES = frozenset({("contextlib", "nullcontext"), ("contextlib", "suppress")})
+
+
+def _inlined_library_member(module: Any, qualname: str) -> bool:
+    owner = qualname.split(".", 1)[0]
+    return (module, owner) in INLINED_LIBRARY_CLASSES
+
+
+def is_library_function(fn: Any) -> bool:
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, types.CodeType) and is_library_file(code.co_filename) and \
+        not _inlined_library_member(getattr(fn, "__module__", None), getattr(fn, "__qualname__", ""))
+
+
+def is_library_class(cls: type) -> bool:
+    module_name = getattr(cls, "__module__", None) or ""
+    filename = getattr(sys.modules.get(module_name), "__file__", None)
+    return isinstance(filename, str) and is_library_file(filename) and \
+        not _inlined_library_member(module_name, getattr(cls, "__qualname__", ""))
+
+
+# C functions that read the frame calling them (see the module doc).
+FRAME_SENSITIVE = frozenset(f for f in (
+    getattr(sys, "_getframe", None), getattr(sys, "_getframemodulename", None), sys.exc_info,
+    getattr(sys, "exception", None), builtins.locals, builtins.vars, builtins.dir, builtins.globals,
+    builtins.eval, builtins.exec, builtins.breakpoint, builtins.__import__, warnings.warn,
+) if f is not None)
+
+
+def is_frame_sensitive(fn: Any) -> bool:
+    try:
+        return fn in FRAME_SENSITIVE
+    except TypeError:  # unhashable callable
+        return False
 
 
 def is_numpy_object(value: Any) -> bool:

@@ -36,7 +36,8 @@ from .variables import builder
 from .variables.base import VariableTracker, current_serial
 from .variables.builtins import ExceptionVariable
 from .variables.constant import ConstantVariable
-from .variables.containers import BaseListVariable, DictVariable, IteratorVariable
+from .variables.containers import BaseListVariable, DictVariable
+from .variables.iterators import GeneratorIterator
 from .variables.functions import BaseUserFunctionVariable, CellVariable
 from .variables.resume_prologue import OpaqueValueVariable
 from .variables.user_objects import TracedObjectVariable
@@ -196,7 +197,8 @@ class InstructionTranslatorBase:
             try:
                 return sub.run_inlined()
             except Unsupported as e:
-                if self.depth == 0 and getattr(e, "inlined_callee", None) is None:
+                if self.depth == 0 and getattr(e, "inlined_callee", None) is None and \
+                        not getattr(e, "frame_sensitive", False):
                     # The compiled frame breaks at this call; the callee becomes its own frame.
                     e.inlined_callee = fn.code
                     e.inlined_callee_name = getattr(fn, "qualname", None) or fn.code.co_name
@@ -207,7 +209,7 @@ class InstructionTranslatorBase:
             sub.run_inlined()
         finally:
             starts.pop()
-        iterator = IteratorVariable(sub.yielded or [], "generator")
+        iterator = GeneratorIterator(sub.yielded or [])
         self.output.pending_generators.append((iterator, _reachable(list(bound.values()) + list(sub.cells.values()))))
         return iterator
 

@@ -11,7 +11,7 @@ from opcode_tables.instruction import Instruction
 from ..tracer import InstructionTranslatorBase
 from ..variables.base import NULL
 from ..variables.constant import ConstantVariable
-from ..variables.containers import IteratorVariable
+from ..variables.iterators import IteratorVariable, iter_of
 from ..variables.operators import is_op
 from .registry import handler
 
@@ -63,11 +63,7 @@ handler("JUMP_IF_FALSE_OR_POP")(_jump_or_pop(False))
 
 @handler("GET_ITER")
 def get_iter(tx: InstructionTranslatorBase, inst: Instruction):
-    value = tx.pop()
-    if isinstance(value, IteratorVariable):
-        tx.push(value)
-    else:
-        tx.push(IteratorVariable(value.unpack(tx)))
+    tx.push(iter_of(tx, tx.pop()))
     # 3.15: GET_ITER pushes (iterator, index or NULL); the tracer always makes an iterator.
     for _ in range(tx.table.fact("iterator_slots") - 1):
         tx.push(NULL)

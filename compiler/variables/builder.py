@@ -148,6 +148,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             return NumpyFunctionVariable(value, op, source)
         if trace_rules.is_numpy_object(value):
             return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
+        if trace_rules.is_library_function(value):
+            return OpaqueCallableVariable(value, source, "library code (the standard library or an installed "
+                                                         "package) runs natively, never inlined")
         return UserFunctionVariable(value, source)
     if tp is types.MethodType:
         fn = _wrap(output, value.__func__, AttrSource(source, "__func__") if source else None, guards)

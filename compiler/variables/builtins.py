@@ -5,9 +5,10 @@ from __future__ import annotations
 import builtins
 import collections
 import functools
+import inspect
 import math
 import operator
-from typing import Any, Callable, Dict, List, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -17,8 +18,9 @@ from ..sources import TypeSource
 from .array import ArrayVariable
 from .base import FixedObjectVariable, Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable, wrap_static_attr
-from .containers import (DictVariable, IteratorVariable, ListVariable, SetVariable, SliceVariable,
-                         TupleVariable, _const_key)
+from .containers import DictVariable, ListVariable, SetVariable, SliceVariable, TupleVariable, _const_key
+from .iterators import (EnumerateIterator, FilterIterator, IteratorVariable, MapIterator, ZipIterator, iter_of,
+                        reversed_of)
 from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
 from .operators import BINARY, COMPARE, UNARY, binary_op, contains_op, is_op, unary_op
 from .user_objects import UserObjectVariable, make_super
@@ -56,6 +58,9 @@ class BuiltinVariable(FixedObjectVariable):
     def call(self, tx: Translator, args: Sequence[VariableTracker],
              kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         fn = self.fn
+        if not _accepts(fn, args, kwargs):
+            raise Unsupported(f"{getattr(fn, '__name__', fn)}() called with arguments its signature refuses "
+                              "(the native call raises CPython's own TypeError)")
         handler = _HANDLERS.get(fn)
         if handler is not None:
             result = handler(tx, list(args), dict(kwargs))
@@ -88,6 +93,28 @@ class BuiltinVariable(FixedObjectVariable):
         if self.source is not None:
             return cg.source_expr(self.source)
         return cg.const(self.fn)
+
+
+_SIGNATURES: Dict[int, Tuple[Any, Optional[inspect.Signature]]] = {}
+
+
+def _accepts(fn: Any, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker]) -> bool:
+    """Whether ``fn``'s signature binds these arguments; True where CPython publishes no
+    signature for it (its handler checks what it models)."""
+    known = _SIGNATURES.get(id(fn))
+    if known is None or known[0] is not fn:
+        try:
+            signature: Optional[inspect.Signature] = inspect.signature(fn)
+        except (TypeError, ValueError):
+            signature = None
+        known = _SIGNATURES[id(fn)] = (fn, signature)
+    if known[1] is None:
+        return True
+    try:
+        known[1].bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
 
 
 class ExceptionVariable(VariableTracker):
@@ -192,57 +219,56 @@ def _range(tx: Translator, args, kwargs):
     return ConstantVariable(tx.run_constant(range, consts, {}))
 
 
-def _iterator(items, kind="iterator"):
-    return IteratorVariable(items, kind)
-
-
 def _enumerate(tx: Translator, args, kwargs):
-    start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0)).as_python_constant()
-    items = args[0].unpack(tx)
-    return _iterator([TupleVariable([ConstantVariable(start + i), item]) for i, item in enumerate(items)],
-                     "enumerate")
+    if not 1 <= len(args) + len(kwargs) <= 2 or set(kwargs) - {"iterable", "start"} or len(args) > 2:
+        return None  # the real call raises its own TypeError (a graph break runs it)
+    iterable = args[0] if args else kwargs.get("iterable")
+    start = args[1] if len(args) > 1 else kwargs.get("start", ConstantVariable(0))
+    if iterable is None or not start.is_python_constant() or type(start.as_python_constant()) is not int:
+        return None
+    return EnumerateIterator(iter_of(tx, iterable), start.as_python_constant())
 
 
 def _zip(tx: Translator, args, kwargs):
-    strict = kwargs.pop("strict", ConstantVariable(False)).as_python_constant()
-    if kwargs:
+    strict = kwargs.pop("strict", ConstantVariable(False))
+    if kwargs or not strict.is_python_constant() or strict.as_python_constant() not in (False, True):
         return None
-    seqs = [a.unpack(tx) for a in args]
-    if strict and len({len(s) for s in seqs}) > 1:
-        tx.raise_python_exception(ValueError("zip() arguments have different lengths"))
-    return _iterator([TupleVariable(list(group)) for group in zip(*seqs)], "zip")
+    if strict.as_python_constant() and not _zip_has_strict():
+        return None
+    return ZipIterator([iter_of(tx, a) for a in args], bool(strict.as_python_constant()))
+
+
+def _zip_has_strict() -> bool:
+    try:
+        zip(strict=True)
+    except TypeError:
+        return False
+    return True
 
 
 def _map(tx: Translator, args, kwargs):
     if kwargs or len(args) < 2:
         return None
-    fn = args[0]
-    seqs = [a.unpack(tx) for a in args[1:]]
-    return _iterator([fn.call(tx, list(group), {}) for group in zip(*seqs)], "map")
+    return MapIterator(args[0], [iter_of(tx, a) for a in args[1:]])
 
 
 def _filter(tx: Translator, args, kwargs):
     if kwargs or len(args) != 2:
         return None
-    fn, items = args[0], args[1].unpack(tx)
-    keep = []
-    for item in items:
-        test = item if fn.is_python_constant() and fn.as_python_constant() is None else fn.call(tx, [item], {})
-        if test.truth(tx):
-            keep.append(item)
-    return _iterator(keep, "filter")
+    fn = args[0]
+    if fn.is_python_constant() and fn.as_python_constant() is None:
+        fn = None
+    return FilterIterator(fn, iter_of(tx, args[1]))
 
 
 def _reversed(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
-        return _iterator(list(reversed(args[0].unpack(tx))), "reversed")
+        return reversed_of(tx, args[0])
 
 
 def _iter(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
-        if isinstance(args[0], IteratorVariable):
-            return args[0]
-        return _iterator(args[0].unpack(tx))
+        return iter_of(tx, args[0])
 
 
 def _next(tx: Translator, args, kwargs):
@@ -316,13 +342,18 @@ def _sum(tx: Translator, args, kwargs):
 
 def _min_max(fn):
     def handler(tx: Translator, args, kwargs):
+        if not args:
+            return None
         items = args[0].unpack(tx) if len(args) == 1 else list(args)
         if not all_constant(items) or any(not v.is_python_constant() for v in kwargs.values()):
             if any(_is_array(i) for i in items):
                 raise Unsupported(f"{fn.__name__}() over arrays compares their values (data-dependent); "
                                   f"use np.{'maximum' if fn is max else 'minimum'} or .{fn.__name__}()")
             raise Unsupported(f"{fn.__name__}() of non-constant values")
-        value = tx.run_constant(fn, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
+        # One iterable argument or several values, as called: CPython checks the combination
+        # (e.g. default= with several positional arguments is a TypeError).
+        real_args = [constants_of(items)] if len(args) == 1 else constants_of(items)
+        value = tx.run_constant(fn, real_args, {k: v.as_python_constant() for k, v in kwargs.items()})
         return tx.output.wrap_constant_result(value)
     return handler
 
@@ -338,6 +369,8 @@ def _pow(tx: Translator, args, kwargs):
 
 
 def _bool(tx: Translator, args, kwargs):
+    if kwargs:
+        return None  # bool() takes no keyword arguments: the constant fold raises CPython's error
     if not args:
         return ConstantVariable(False)
     if len(args) == 1 and not kwargs:
@@ -391,7 +424,7 @@ def _print(tx: Translator, args, kwargs):
 
 
 def _callable(tx: Translator, args, kwargs):
-    if len(args) == 1:
+    if len(args) == 1 and not kwargs:
         var = args[0]
         if var.is_python_constant():
             return ConstantVariable(callable(var.as_python_constant()))
@@ -475,6 +508,6 @@ _HANDLERS: Dict[Any, Callable] = {
     complex: _scalar_conversion(complex), str: _scalar_conversion(str),
     operator.contains: _contains, operator.is_: _is, operator.is_not: _is_not,
     operator.not_: _not, operator.truth: _bool, operator.getitem: _getitem,
-    sorted: _sorted, functools.reduce: _reduce, super: lambda tx, args, kwargs: _super(tx, args),
+    sorted: _sorted, functools.reduce: _reduce, super: lambda tx, args, kwargs: None if kwargs else _super(tx, args),
 }
 _HANDLERS = {k: v for k, v in _HANDLERS.items() if v is not None}

@@ -23,6 +23,17 @@ def _check_mutable(tx: Translator, var: VariableTracker, what: str) -> None:
         tx.output.side_effects.note_container(var)
 
 
+def _same_item(existing: VariableTracker, item: VariableTracker) -> Optional[bool]:
+    """``existing is item or existing == item`` as ``in``, ``index`` and ``count`` compare
+    (identity first, so a NaN finds itself); None where the tracer cannot tell."""
+    if existing is item:
+        return True
+    if existing.is_python_constant() and item.is_python_constant():
+        a, b = existing.as_python_constant(), item.as_python_constant()
+        return a is b or bool(a == b)
+    return None
+
+
 def _const_key(key: VariableTracker) -> Any:
     if not key.is_python_constant():
         raise Unsupported(f"{key.describe()} as a dict key or set element")
@@ -77,7 +88,8 @@ class BaseListVariable(_MethodsByName, VariableTracker):
         try:
             picked = self.items[index]
         except IndexError:
-            tx.raise_python_exception(IndexError(f"{self.python_type().__name__} index out of range"))
+            kind = "tuple" if issubclass(self.python_type(), tuple) else "list"
+            tx.raise_python_exception(IndexError(f"{kind} index out of range"))
         if isinstance(index, slice):
             return self.similar(picked)
         return picked
@@ -86,27 +98,36 @@ class BaseListVariable(_MethodsByName, VariableTracker):
         return type(self)(items)
 
     def contains(self, tx: Translator, item: VariableTracker) -> bool:
-        if not item.is_python_constant():
-            if any(i is item for i in self.items):
-                return True
-            raise Unsupported(f"`in` test of {item.describe()}")
-        value = item.as_python_constant()
         for existing in self.items:
-            if existing.is_python_constant() and existing.as_python_constant() == value:
+            same = _same_item(existing, item)
+            if same is None:
+                raise Unsupported(f"`in` test of {item.describe()} against {existing.describe()}")
+            if same:
                 return True
-            if not existing.is_python_constant():
-                raise Unsupported(f"`in` test against {existing.describe()}")
         return False
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
-        if name == "index" and len(args) == 1 and not kwargs:
-            for i, existing in enumerate(self.items):
-                if existing is args[0] or (existing.is_python_constant() and args[0].is_python_constant()
-                                           and existing.as_python_constant() == args[0].as_python_constant()):
-                    return ConstantVariable(i)
-            tx.raise_python_exception(ValueError("value is not in list"))
-        if name == "count" and len(args) == 1 and not kwargs and args[0].is_python_constant():
-            return ConstantVariable(self.as_python_constant().count(args[0].as_python_constant()))
+        if name in ("index", "count") and not kwargs and args:
+            # Run the real method on the constants, so that arguments, messages and the
+            # comparison (identity, then ==) are CPython's; trackers only where identity decides.
+            if all_constant(args) and all_constant(self.items):
+                real = self.python_type()(constants_of(self.items)) if self.python_type() in (list, tuple) \
+                    else list(constants_of(self.items))
+                value = tx.run_constant(getattr(type(real), name), [real] + constants_of(args), {})
+                return ConstantVariable(value)
+            if len(args) == 1:
+                hits = []
+                for i, existing in enumerate(self.items):
+                    same = _same_item(existing, args[0])
+                    if same is None:
+                        raise Unsupported(f"{name}() of {args[0].describe()} in {self.describe()}")
+                    if same:
+                        hits.append(i)
+                        if name == "index":
+                            return ConstantVariable(i)
+                if name == "count":
+                    return ConstantVariable(len(hits))
+                raise Unsupported(f"index() of {args[0].describe()}, not found (the message needs its repr)")
         return super().call_method(tx, name, args, kwargs)
 
     def reconstruct(self, cg) -> str:
@@ -143,16 +164,29 @@ class ListVariable(BaseListVariable):
         return False  # a list is mutable: never folded into a shared constant
 
     def setitem(self, tx: Translator, key, value) -> None:
+        index = key.as_python_constant() if key.is_python_constant() else None
+        if isinstance(key, SliceVariable):
+            index = key.as_python_constant()
+        if not isinstance(index, (int, slice)) or isinstance(index, bool):
+            raise Unsupported(f"list item assignment with index {key.describe()}")
         _check_mutable(tx, self, "list item assignment")
-        index = key.as_python_constant()
-        if isinstance(index, slice):
-            self.items[index] = value.unpack(tx)
-        else:
-            self.items[index] = value
+        new = value.unpack(tx) if isinstance(index, slice) else value
+        # The real assignment on the list of trackers: CPython's errors, messages and
+        # extended-slice rules.
+        tx.run_constant(list.__setitem__, [self.items, index, new], {})
 
     def delitem(self, tx: Translator, key) -> None:
+        index = key.as_python_constant() if key.is_python_constant() else None
+        if isinstance(key, SliceVariable):
+            index = key.as_python_constant()
+        if not isinstance(index, (int, slice)) or isinstance(index, bool):
+            raise Unsupported(f"list item deletion with index {key.describe()}")
         _check_mutable(tx, self, "list item deletion")
-        del self.items[key.as_python_constant()]
+        tx.run_constant(list.__delitem__, [self.items, index], {})
+
+    # Methods that only move items: run for real on the list of trackers (CPython's own
+    # argument checks, errors and messages), their constant arguments passed as they are.
+    _STRUCTURAL = {"insert": (1, 2), "pop": (0, 1), "reverse": (0, 0), "clear": (0, 0)}
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if kwargs and name != "sort":
@@ -162,38 +196,45 @@ class ListVariable(BaseListVariable):
             self.items.append(args[0])
             return ConstantVariable(None)
         if name == "extend" and len(args) == 1:
+            new = args[0].unpack(tx)  # before the change: x.extend(x) reads x once
             _check_mutable(tx, self, "list.extend")
-            self.items.extend(args[0].unpack(tx))
+            self.items.extend(new)
             return ConstantVariable(None)
-        if name == "insert" and len(args) == 2:
-            _check_mutable(tx, self, "list.insert")
-            self.items.insert(args[0].as_python_constant(), args[1])
-            return ConstantVariable(None)
-        if name == "pop" and len(args) <= 1:
-            _check_mutable(tx, self, "list.pop")
-            if not self.items:
-                tx.raise_python_exception(IndexError("pop from empty list"))
-            index = args[0].as_python_constant() if args else -1
-            return self.items.pop(index)
-        if name == "reverse" and not args:
-            _check_mutable(tx, self, "list.reverse")
-            self.items.reverse()
-            return ConstantVariable(None)
-        if name == "clear" and not args:
-            _check_mutable(tx, self, "list.clear")
-            self.items.clear()
-            return ConstantVariable(None)
+        if name in self._STRUCTURAL:
+            low, high = self._STRUCTURAL[name]
+            # Only the index arguments must be constants; insert's item stays a tracker.
+            if not low <= len(args) <= high or not all(a.is_python_constant() for a in args[:1 if name != "pop"
+                                                                                              else len(args)]):
+                raise Unsupported(f"list.{name} with these arguments")
+            plain = [a.as_python_constant() for a in args[:1]] + list(args[1:]) if name == "insert" \
+                else constants_of(args)
+            _check_mutable(tx, self, f"list.{name}")
+            result = tx.run_constant(getattr(list, name), [self.items] + plain, {})
+            return result if name == "pop" else ConstantVariable(None)
         if name == "copy" and not args:
             return ListVariable(self.items)
         if name == "sort" and not args:
+            if not all_constant(self.items) or not all_constant(list(kwargs.values())):
+                raise Unsupported("list.sort of non-constant items (or with a traced key function)")
             _check_mutable(tx, self, "list.sort")
-            if not all_constant(self.items):
-                raise Unsupported("list.sort of non-constant items")
-            values = constants_of(self.items)
-            values.sort(**{k: v.as_python_constant() for k, v in kwargs.items()})
-            self.items = [ConstantVariable(v) for v in values]
+            options = {k: v.as_python_constant() for k, v in kwargs.items()}
+            key = options.pop("key", None)
+            # Sort the trackers themselves (each item keeps its tracker), comparing their
+            # values exactly as list.sort would, with CPython's checks of the options.
+            tx.run_constant(list.sort, [[]], dict(options, key=key))
+            by_value = (lambda t: key(t.as_python_constant())) if key is not None else \
+                (lambda t: t.as_python_constant())
+            tx.run_constant(self.items.sort, [], dict(options, key=by_value))
             return ConstantVariable(None)
         return super().call_method(tx, name, args, kwargs)
+
+    def inplace_repeat(self, tx: Translator, count: VariableTracker) -> VariableTracker:
+        """``self *= count``: the same list, its items repeated (CPython's list.__imul__)."""
+        if not count.is_python_constant():
+            raise Unsupported(f"list *= {count.describe()}")
+        _check_mutable(tx, self, "list *=")
+        tx.run_constant(list.__imul__, [self.items, count.as_python_constant()], {})
+        return self
 
     def _reconstruct_items(self, cg, parts: List[str]) -> str:
         return "[" + ", ".join(parts) + "]"
@@ -276,6 +317,8 @@ class DictVariable(_MethodsByName, VariableTracker):
         self.items: Dict[Any, VariableTracker] = dict(items)
         self.cls = cls
         self.default_factory = default_factory
+        # Bumped whenever a key is added, removed or moved: iterators over the dict check it.
+        self.key_version = 0
 
     def describe(self) -> str:
         return f"{self.cls.__name__} of {len(self.items)}"
@@ -300,15 +343,19 @@ class DictVariable(_MethodsByName, VariableTracker):
         if k in self.items:
             return self.items[k]
         if self.default_factory is not None:
-            _check_mutable(tx, self, "defaultdict missing-key insertion")
             value = self.default_factory.call(tx, [], {})
+            _check_mutable(tx, self, "defaultdict missing-key insertion")
             self.items[k] = value
+            self.key_version += 1
             return value
         tx.raise_python_exception(KeyError(k))
 
     def setitem(self, tx: Translator, key, value) -> None:
+        k = _const_key(key)
         _check_mutable(tx, self, "dict item assignment")
-        self.items[_const_key(key)] = value
+        if k not in self.items:
+            self.key_version += 1
+        self.items[k] = value
 
     def delitem(self, tx: Translator, key) -> None:
         _check_mutable(tx, self, "dict item deletion")
@@ -316,15 +363,11 @@ class DictVariable(_MethodsByName, VariableTracker):
         if k not in self.items:
             tx.raise_python_exception(KeyError(k))
         del self.items[k]
+        self.key_version += 1
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
-        if name == "keys" and not args:
-            return DictViewVariable([ConstantVariable(k) for k in self.items], "keys")
-        if name == "values" and not args:
-            return DictViewVariable(list(self.items.values()), "values")
-        if name == "items" and not args:
-            return DictViewVariable([TupleVariable([ConstantVariable(k), v]) for k, v in self.items.items()],
-                                    "items")
+        if name in ("keys", "values", "items") and not args and not kwargs:
+            return DictViewVariable(self, name)
         if name == "get" and 1 <= len(args) <= 2:
             k = _const_key(args[0])
             if k in self.items:
@@ -341,34 +384,50 @@ class DictVariable(_MethodsByName, VariableTracker):
             if k not in self.items:
                 _check_mutable(tx, self, "dict.setdefault")
                 self.items[k] = args[1] if len(args) == 2 else ConstantVariable(None)
+                self.key_version += 1
             return self.items[k]
         if name == "pop" and 1 <= len(args) <= 2:
             k = _const_key(args[0])
             if k in self.items:
                 _check_mutable(tx, self, "dict.pop")
+                self.key_version += 1
                 return self.items.pop(k)
             if len(args) == 2:
                 return args[1]
             tx.raise_python_exception(KeyError(k))
         if name == "update":
-            _check_mutable(tx, self, "dict.update")
+            if len(args) > 1:
+                tx.raise_python_exception(TypeError(f"update expected at most 1 argument, got {len(args)}"))
+            new: List[Any] = []
             for arg in args:
                 if isinstance(arg, DictVariable):
-                    self.items.update(arg.items)
+                    new.extend(arg.items.items())
                 else:
                     for pair in arg.unpack(tx):
+                        if not isinstance(pair, BaseListVariable) or len(pair.items) != 2:
+                            raise Unsupported(f"dict.update from {pair.describe()} (not a pair)")
                         key, value = pair.unpack(tx)
-                        self.items[_const_key(key)] = value
-            for key, value in kwargs.items():
+                        new.append((_const_key(key), value))
+            new.extend(kwargs.items())
+            _check_mutable(tx, self, "dict.update")
+            for key, value in new:
+                if key not in self.items:
+                    self.key_version += 1
                 self.items[key] = value
             return ConstantVariable(None)
         if name == "clear" and not args:
             _check_mutable(tx, self, "dict.clear")
             self.items.clear()
+            self.key_version += 1
             return ConstantVariable(None)
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             _check_mutable(tx, self, "OrderedDict.move_to_end")
+            if len(args) != 1 or set(kwargs) - {"last"}:
+                raise Unsupported("OrderedDict.move_to_end with these arguments")
             k = _const_key(args[0])
+            if k not in self.items:
+                tx.raise_python_exception(KeyError(k))
+            self.key_version += 1
             last = kwargs["last"].as_python_constant() if "last" in kwargs else (
                 args[1].as_python_constant() if len(args) > 1 else True)
             value = self.items.pop(k)
@@ -398,24 +457,51 @@ def _key_expr(cg, key: Any) -> str:
     return ConstantVariable(key).reconstruct(cg)
 
 
-class DictViewVariable(BaseListVariable):
-    """dict.keys() / values() / items(): iterable, but not rebuilt after the frame."""
+class DictViewVariable(VariableTracker):
+    """``d.keys()`` / ``values()`` / ``items()``: a live view of the dict tracker ``owner``
+    (a change of the dict shows in the view, as in Python)."""
 
-    def __init__(self, items, kind: str) -> None:
-        super().__init__(items)
-        self.kind = kind
+    def __init__(self, owner: DictVariable, view: str) -> None:
+        super().__init__(None)
+        self.owner = owner
+        self.view = view
 
     def describe(self) -> str:
-        return f"dict_{self.kind}"
+        return f"dict_{self.view}"
 
     def python_type(self) -> type:
-        return type(getattr({}, self.kind)())
+        return type(getattr(self.owner.python_type()(), self.view)())
 
-    def is_python_constant(self) -> bool:
+    def truth(self, tx: Translator) -> bool:
+        return bool(self.owner.items)
+
+    def length(self, tx: Translator) -> int:
+        return len(self.owner.items)
+
+    def current(self) -> List[VariableTracker]:
+        owner = self.owner
+        if self.view == "keys":
+            return [ConstantVariable(k) for k in owner.items]
+        if self.view == "values":
+            return list(owner.items.values())
+        return [TupleVariable([ConstantVariable(k), v]) for k, v in owner.items.items()]
+
+    def unpack(self, tx: Translator) -> List[VariableTracker]:
+        return self.current()
+
+    def contains(self, tx: Translator, item: VariableTracker) -> bool:
+        if self.view == "keys":
+            return self.owner.contains(tx, item)
+        for existing in self.current():
+            same = _same_item(existing, item)
+            if same is None:
+                raise Unsupported(f"`in` test of {item.describe()} against a dict_{self.view} view")
+            if same:
+                return True
         return False
 
     def reconstruct(self, cg) -> str:
-        raise Unsupported(f"returning a {self.describe()} view")
+        return cg.shared(self, lambda: f"{self.owner.reconstruct(cg)}.{self.view}()")
 
 
 class SetVariable(_MethodsByName, VariableTracker):
@@ -429,6 +515,7 @@ class SetVariable(_MethodsByName, VariableTracker):
         super().__init__(source)
         self.values = set(values)
         self.cls = cls
+        self.key_version = 0  # bumped by every change: iterators over the set check it
 
     def describe(self) -> str:
         return f"{self.cls.__name__} of {len(self.values)}"
@@ -458,6 +545,7 @@ class SetVariable(_MethodsByName, VariableTracker):
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update"):
             _check_mutable(tx, self, f"set.{name}")
+            self.key_version += 1
             if name == "add":
                 self.values.add(_const_key(args[0]))
             elif name == "discard":
@@ -511,40 +599,3 @@ class SliceVariable(VariableTracker):
 
     def reconstruct(self, cg) -> str:
         return f"slice({', '.join(p.reconstruct(cg) for p in self.parts)})"
-
-
-class IteratorVariable(VariableTracker):
-    """An iterator over a static sequence of trackers (list/range/zip/enumerate/...)."""
-
-    def __init__(self, items: Sequence[VariableTracker], kind: str = "iterator") -> None:
-        super().__init__(None)
-        self.items = list(items)
-        self.pos = 0
-        self.kind = kind
-
-    def describe(self) -> str:
-        return self.kind
-
-    def next(self, tx: Translator) -> Optional[VariableTracker]:
-        """The next item, or None when exhausted."""
-        if self.pos >= len(self.items):
-            return None
-        item = self.items[self.pos]
-        self.pos += 1
-        return item
-
-    def unpack(self, tx: Translator) -> List[VariableTracker]:
-        rest = self.items[self.pos:]
-        self.pos = len(self.items)
-        return rest
-
-    def truth(self, tx: Translator) -> bool:
-        return True
-
-    def reconstruct(self, cg) -> str:
-        if self.kind == "generator":
-            # A generator was traced eagerly; a plain iterator would not have its methods.
-            raise Unsupported(f"returning (or keeping across a graph break) a live {self.kind}")
-        # The rest of a loop after a graph break iterates over the items still to come.
-        rest = ", ".join(item.reconstruct(cg) for item in self.items[self.pos:])
-        return f"iter(({rest}{',' if len(self.items) - self.pos == 1 else ''}))"

@@ -77,8 +77,11 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
     if name == "add" and inplace and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
         return a
-    if name == "mul" and isinstance(a, BaseListVariable) and b.is_python_constant():
-        items = a.items * b.as_python_constant()
+    if name == "mul" and inplace and isinstance(a, ListVariable) and a.python_type() is list:
+        return a.inplace_repeat(tx, b)  # list *= n changes the list itself
+    if name == "mul" and isinstance(a, BaseListVariable) and a.python_type() in (list, tuple) \
+            and b.is_python_constant():
+        items = tx.run_constant(operator.mul, [a.items, b.as_python_constant()], {})
         return ListVariable(items) if a.python_type() is list else TupleVariable(items)
     if name == "mul" and isinstance(b, BaseListVariable) and a.is_python_constant():
         return _container_binary_op(tx, name, b, a, False)

@@ -13,6 +13,7 @@ import abc
 import types
 from typing import Any, Dict, Optional
 
+from .. import trace_rules
 from ..exc import Unsupported
 from ..side_effects import DELETED
 from ..sources import AttrSource, ItemSource, TypeSource
@@ -85,6 +86,9 @@ class UserClassVariable(FixedObjectVariable):
             raise Unsupported(f"creating an instance of {cls.__qualname__} (custom __new__, "
                               "__slots__ or a builtin base)")
         _check_plain_class(cls)
+        if trace_rules.is_library_class(cls):
+            raise Unsupported(f"creating an instance of {cls.__qualname__}: library classes run natively "
+                              "(compiler.trace_rules)")
         obj = TracedObjectVariable(cls, self)
         init = _class_lookup(cls, "__init__")
         if init is not object.__init__:
@@ -299,7 +303,10 @@ class OpaqueCallableVariable(VariableTracker):
         return wrap_static_attr(tx, self.value, name, self.source)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"call to {self.describe()}: {self.why}")
+        error = Unsupported(f"call to {self.describe()}: {self.why}")
+        # A function calling this must stay a real frame under its caller's (trace_rules).
+        error.frame_sensitive = trace_rules.is_frame_sensitive(self.value)  # type: ignore[attr-defined]
+        raise error
 
 
 class TracedObjectVariable(VariableTracker):

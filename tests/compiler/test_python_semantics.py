@@ -1,0 +1,431 @@
+"""Plain Python semantics the tracer must keep exactly (issue 12): iterator laziness and
+types, container identity and in-place operators, CPython's own errors and messages for
+builtins and containers, and the frames that frame-reading code sees.
+
+Every program runs plain and compiled (eager backend, a fresh compile per program) and
+must give the same observable outcome: the value (compared by type and repr, identity
+facts computed inside the program), or the same exception type and message.  Property
+tests generate list-operation programs and compare them the same way.
+"""
+from __future__ import annotations
+
+import collections
+import sys
+import types
+import warnings
+
+import hypothesis.strategies as st
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import compiler
+
+
+def outcome(fn, *args):
+    try:
+        value = fn(*args)
+    except Exception as e:  # the program's own exception is part of its behaviour
+        return ("raised", type(e), str(e))
+    return ("returned", type(value), repr(value))
+
+
+def assert_same_behaviour(fn, *args):
+    expected = outcome(fn, *args)
+    compiled = compiler.compile(fn, backend="eager")
+    assert outcome(compiled, *args) == expected
+    # The second call runs the cache entry made by the first.
+    assert outcome(compiled, *args) == expected
+
+
+# -- iterators: lazy, live, of their real type ------------------------------------------
+
+def list_grows_while_iterated():
+    work = [1]
+    for x in work:
+        if len(work) < 5:
+            work.append(x + 1)
+    return work
+
+
+def dict_changes_size_while_iterated():
+    d = {1: 2}
+    for k in d:
+        d[k + 1] = 0
+    return d
+
+
+def dict_values_change_while_iterated():
+    d = {1: 2, 3: 4}
+    for k in d:
+        d[k] = d[k] * 10
+    return d
+
+
+def set_changes_size_while_iterated():
+    s = {1, 2}
+    for v in s:
+        s.add(v + 10)
+    return s
+
+
+def map_calls_its_function_lazily():
+    calls = []
+
+    def f(x):
+        calls.append(x)
+        return x * 2
+
+    it = map(f, [1, 2, 3])
+    first = next(it)
+    return first, calls
+
+
+def filter_tests_lazily():
+    seen = []
+
+    def keep(x):
+        seen.append(x)
+        return x % 2
+
+    it = filter(keep, range(6))
+    return next(it), next(it), seen
+
+
+def exhausted_list_iterator_stays_exhausted():
+    items = [1]
+    it = iter(items)
+    first = list(it)
+    items.append(2)
+    return first, list(it)
+
+
+def iterator_types_are_the_real_ones():
+    return [type(x).__name__ for x in (enumerate([1]), zip([1], [2]), map(abs, [1]), filter(None, [1]),
+                                       reversed([1, 2]), iter([1]), iter((1,)), iter("ab"), iter(range(3)),
+                                       iter({1: 2}), iter({1: 2}.values()), iter({1, 2}))]
+
+
+def enumerate_returned_at_its_position():
+    e = enumerate(["a", "b", "c"], 10)
+    next(e)
+    return e
+
+
+def zip_returned_at_its_position():
+    z = zip([1, 2, 3], "xyz")
+    next(z)
+    return z
+
+
+def reversed_list_returned_after_a_step():
+    r = reversed([1, 2, 3])
+    next(r)
+    return r
+
+
+def list_iterator_sees_appends_after_return():
+    items = [1, 2]
+    it = iter(items)
+    next(it)
+    return it, items
+
+
+def len_of_an_iterator_raises():
+    return len(iter([1, 2]))
+
+
+def zip_stops_after_taking_from_earlier_iterators():
+    a = iter([1, 2, 3])
+    b = iter([10])
+    pairs = list(zip(a, b))
+    return pairs, list(a)
+
+
+def dict_views_are_live():
+    d = {"a": 1}
+    keys, values, items = d.keys(), d.values(), d.items()
+    d["b"] = 2
+    return list(keys), list(values), list(items), len(keys), "b" in keys
+
+
+def dict_view_returned_is_a_view_of_the_same_dict():
+    d = {"a": 1}
+    view = d.keys()
+    return view, d
+
+
+def big_range_loop_is_not_materialised():
+    total = 0
+    for i in range(10 ** 12):
+        total += i
+        if i == 3:
+            break
+    return total
+
+
+# -- containers: identity, in-place operators, CPython's errors ---------------------------
+
+def list_imul_keeps_identity():
+    s = [1, 2]
+    before = s
+    s *= 3
+    return s is before, s
+
+
+def list_imul_by_zero_and_negative():
+    a, b = [1, 2], [3]
+    a *= 0
+    b *= -1
+    return a, b
+
+
+def list_iadd_extends_in_place():
+    s = [1]
+    alias = s
+    s += (2, 3)
+    return alias is s, alias
+
+
+def slice_copy_is_a_new_list():
+    a = [1, 2, 3]
+    b = a[:]
+    return a is b, a == b
+
+
+def nan_is_found_by_identity():
+    nan = float("nan")
+    items = [nan]
+    return nan in items, items.count(nan), items.index(nan)
+
+
+def index_of_a_missing_item():
+    return [1, 2].index(3)
+
+
+def tuple_index_of_a_missing_item():
+    return (1, 2).index(3)
+
+
+def index_with_bounds():
+    return [1, 2, 1, 2].index(2, 2)
+
+
+def pop_out_of_range():
+    return [1, 2].pop(5)
+
+
+def pop_from_empty():
+    return [].pop()
+
+
+def insert_with_bad_index_type():
+    x = [1]
+    x.insert("a", 2)
+    return x
+
+
+def extended_slice_assignment_of_wrong_size():
+    x = [1, 2, 3, 4]
+    x[::2] = [9]
+    return x
+
+
+def del_slice():
+    x = [1, 2, 3, 4, 5]
+    del x[1:4:2]
+    return x
+
+
+def sort_with_key_and_reverse():
+    x = [3, -1, 2]
+    x.sort(key=abs, reverse=True)
+    return x
+
+
+def sort_with_unknown_option():
+    x = [3, 1]
+    x.sort(bogus=True)
+    return x
+
+
+def list_mul_by_float():
+    return [1] * 2.0
+
+
+def dict_update_with_two_arguments():
+    d = {}
+    d.update({1: 2}, {3: 4})
+    return d
+
+
+def ordered_dict_move_to_end_missing():
+    d = collections.OrderedDict(a=1)
+    d.move_to_end("zz")
+    return d
+
+
+def defaultdict_factory_identity():
+    d = collections.defaultdict(list)
+    d["a"].append(1)
+    return d.default_factory is list, d
+
+
+def deque_with_maxlen():
+    d = collections.deque([1, 2, 3], maxlen=2)
+    return list(d), d.maxlen
+
+
+# -- builtins: argument errors are CPython's ----------------------------------------------
+
+def bool_with_keyword():
+    return bool(x=1)
+
+
+def callable_with_keyword():
+    return callable(x=len)
+
+
+def min_default_with_several_arguments():
+    return min(1, 2, default=0)
+
+
+def min_of_nothing():
+    return min()
+
+
+def len_with_keyword():
+    return len(obj=[1])
+
+
+def sorted_with_unknown_option():
+    return sorted([2, 1], bogus=1)
+
+
+def enumerate_with_bad_start():
+    return list(enumerate([1], start="a"))
+
+
+PROGRAMS = [
+    list_grows_while_iterated, dict_changes_size_while_iterated, dict_values_change_while_iterated,
+    set_changes_size_while_iterated, map_calls_its_function_lazily, filter_tests_lazily,
+    exhausted_list_iterator_stays_exhausted, iterator_types_are_the_real_ones, len_of_an_iterator_raises,
+    zip_stops_after_taking_from_earlier_iterators, dict_views_are_live, big_range_loop_is_not_materialised,
+    list_imul_keeps_identity, list_imul_by_zero_and_negative, list_iadd_extends_in_place, slice_copy_is_a_new_list,
+    nan_is_found_by_identity, index_of_a_missing_item, tuple_index_of_a_missing_item, index_with_bounds,
+    pop_out_of_range, pop_from_empty, insert_with_bad_index_type, extended_slice_assignment_of_wrong_size,
+    del_slice, sort_with_key_and_reverse, sort_with_unknown_option, list_mul_by_float,
+    dict_update_with_two_arguments, ordered_dict_move_to_end_missing, defaultdict_factory_identity,
+    deque_with_maxlen, bool_with_keyword, callable_with_keyword, min_default_with_several_arguments,
+    min_of_nothing, len_with_keyword, sorted_with_unknown_option, enumerate_with_bad_start,
+]
+
+
+@pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__name__)
+def test_program_behaves_as_plain(program):
+    assert_same_behaviour(program)
+
+
+@pytest.mark.parametrize("program", [enumerate_returned_at_its_position, zip_returned_at_its_position,
+                                     reversed_list_returned_after_a_step],
+                         ids=lambda p: p.__name__)
+def test_a_returned_iterator_is_the_real_kind_at_the_same_position(program):
+    expected = program()
+    got = compiler.compile(program, backend="eager")()
+    assert type(got) is type(expected)
+    assert list(got) == list(expected)
+
+
+def test_a_returned_list_iterator_stays_live():
+    it, items = compiler.compile(list_iterator_sees_appends_after_return, backend="eager")()
+    items.append(3)
+    assert type(it) is type(iter([])) and list(it) == [2, 3]
+
+
+def test_a_returned_dict_view_is_a_view_of_the_returned_dict():
+    view, d = compiler.compile(dict_view_returned_is_a_view_of_the_same_dict, backend="eager")()
+    d["z"] = 0
+    assert type(view) is type({}.keys()) and list(view) == ["a", "z"]
+
+
+def test_array_rows_are_read_when_the_loop_reaches_them():
+    def fn(x):
+        out = []
+        for i, row in enumerate(x):
+            if i + 1 < len(x):
+                x[i + 1] += row
+            out.append(row.copy())
+        return out
+
+    expected = fn(np.ones((3, 2)))
+    got = compiler.compile(fn, backend="eager")(np.ones((3, 2)))
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected):
+        np.testing.assert_array_equal(a, b)
+
+
+# -- frames: code that reads its caller's frame sees the right one ------------------------
+
+def make_namedtuple_here():
+    Point = collections.namedtuple("Point", "x y")
+    return Point.__module__
+
+
+def caller_module():
+    return sys._getframe(1).f_globals["__name__"]
+
+
+def helper_reads_its_caller():
+    return caller_module(), len([1])
+
+
+def warn_in_helper():
+    warnings.warn("careful", UserWarning, stacklevel=2)
+    return 1
+
+
+def warning_points_at_the_caller():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        value = warn_in_helper()
+    return value, [(w.filename, w.lineno, str(w.message)) for w in seen]
+
+
+@pytest.mark.parametrize("program", [make_namedtuple_here, helper_reads_its_caller, warning_points_at_the_caller],
+                         ids=lambda p: p.__name__)
+def test_frame_reading_code_sees_the_plain_frames(program):
+    assert_same_behaviour(program)
+
+
+def test_library_functions_run_natively_and_say_why():
+    def fn():
+        return collections.namedtuple("P", "a").__name__
+
+    explanation = compiler.explain(compiler.compile(fn, backend="eager"))
+    assert any("library code" in reason or "library classes" in reason for reason in explanation.break_reasons)
+
+
+# -- property: random list programs ----------------------------------------------------------
+
+OPERATIONS = [
+    "x.append({v})", "x.insert({i}, {v})", "x.pop()", "x.pop({i})", "x.extend([{v}, {v}])", "x *= {n}",
+    "x += [{v}]", "x.reverse()", "r.append({v} in x)", "r.append(x.count({v}))", "r.append(x.index({v}))",
+    "x[{i}] = {v}", "del x[{i}]", "x[{i}:{j}] = [{v}]", "del x[{i}:{j}]", "r.append(x[{i}:{j}])",
+    "x.sort()", "x.sort(reverse=True)", "r.append(len(x))", "x.clear()", "r.append(x[{i}])",
+    "r.append(x * {n})", "r.append(sorted(x))", "y = x; y.append({v}); r.append(y is x)",
+    "r.append([e for e in x if e > {v}])", "r.append(list(reversed(x)))", "r.append(list(enumerate(x, {n})))",
+]
+_op = st.builds(lambda template, v, i, j, n: template.format(v=v, i=i, j=j, n=n),
+                st.sampled_from(OPERATIONS), st.integers(-3, 3), st.integers(-6, 6), st.integers(-6, 6),
+                st.integers(-1, 3))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(-3, 3), max_size=5), st.lists(_op, min_size=1, max_size=8))
+def test_random_list_programs_behave_as_plain(start, operations):
+    source = "def program():\n    x = %r\n    r = []\n" % (start,)
+    source += "".join(f"    {line}\n" for line in operations) + "    return x, r\n"
+    scope: dict = {}
+    exec(compile(source, "<list program>", "exec"), scope)
+    plain = types.FunctionType(scope["program"].__code__, scope)
+    assert_same_behaviour(plain)
