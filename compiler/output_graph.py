@@ -53,6 +53,8 @@ class OutputGraph:
         # Mutable outside objects by identity (value kept alive so ids stay unique): one
         # tracker per object, whatever the number of sources it is reached through.
         self._by_id: Dict[int, Tuple[Any, VariableTracker]] = {}
+        # Containers whose items the builder is wrapping now (cycles, nesting depth).
+        self.building: Set[int] = set()
         self.side_effects = SideEffects()
         # Input arrays in placeholder order, with the source each one is read from.
         self.graph_inputs: List[Source] = []
@@ -83,17 +85,26 @@ class OutputGraph:
             return wrap(self, value, None)
         existing = self._wrapped.get(source)
         if existing is None:
-            alias = self._by_id.get(id(value)) if _is_mutable_object(value) else None
+            alias = self._by_id.get(id(value)) if _one_tracker_per_object(value) else None
             if alias is not None and alias[0] is value:
                 existing = alias[1]
                 self.guards.add(f"{source.name()} is {existing.source.name()}",
                                 f"{source.expr(self.ns.const)} is {existing.source.expr(self.ns.const)}")
             else:
                 existing = wrap(self, value, source)
-                if _is_mutable_object(value):
+                if _one_tracker_per_object(value):
                     self._by_id[id(value)] = (value, existing)
             self._wrapped[source] = existing
         return existing
+
+    def adopt(self, value: Any, source: Optional[Source], var: VariableTracker) -> None:
+        """Register ``var`` as the tracker of ``value`` before its items are wrapped (the
+        builder calls this), so that an item reached again through the container itself (a
+        list holding itself, two references to one list) is the same tracker."""
+        if source is not None:
+            self._wrapped[source] = var
+            if _one_tracker_per_object(value):
+                self._by_id[id(value)] = (value, var)
 
     def wrap_constant_result(self, value: Any) -> VariableTracker:
         """A tracker for a value computed at trace time (no source): constants and containers
@@ -155,6 +166,12 @@ class OutputGraph:
 def _placeholder_name(source: Source) -> str:
     # L['x'] -> L_x, G['w'] -> G_w, L['xs'][0] -> L_xs_0 (Graph makes it an identifier).
     return source.name().replace("['", "_").replace("']", "").replace("[", "_").replace("]", "").replace(".", "_")
+
+
+def _one_tracker_per_object(value: Any) -> bool:
+    """Values reached through several sources that must stay one tracker (guarded with
+    ``is``): mutable objects, and arrays, whose in-place writes every alias sees."""
+    return type(value) is np.ndarray or _is_mutable_object(value)
 
 
 def _is_mutable_object(value: Any) -> bool:

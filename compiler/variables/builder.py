@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import functools
 import types
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from .. import trace_rules
+from .. import config, trace_rules
 from ..exc import Unsupported
 from ..graph import TensorMeta
 from ..sources import AttrSource, ItemSource, Source
@@ -49,6 +50,41 @@ def wrap(output, value: Any, source: Optional[Source]) -> VariableTracker:
     return vt
 
 
+def _check_size(value: Any, source: Optional[Source]) -> None:
+    """Tracing cost stays bounded: a container above the limit is not taken apart."""
+    if len(value) > config.max_container_items:
+        where = source.name() if source is not None else "the trace"
+        raise Unsupported(f"{type(value).__name__} of {len(value)} items from {where} (above "
+                          f"compiler.config.max_container_items = {config.max_container_items})")
+
+
+@contextlib.contextmanager
+def _building(output, value: Any, source: Optional[Source], var: VariableTracker) -> Iterator[None]:
+    """While a container's items are wrapped: the container is already its tracker (see
+    OutputGraph.adopt), and a container reached again with no source (a cycle among values
+    computed at trace time) is refused instead of recursing without end."""
+    output.adopt(value, source, var)
+    building = output.building
+    if id(value) in building:
+        raise Unsupported(f"a {type(value).__name__} that contains itself, computed at trace time")
+    if len(building) >= config.max_inline_depth:
+        raise Unsupported(f"containers nested deeper than {config.max_inline_depth}")
+    building.add(id(value))
+    try:
+        yield
+    finally:
+        building.discard(id(value))
+
+
+def _item(output, value: Any, source: Optional[Source]) -> VariableTracker:
+    """An item of a container being wrapped: through ``output.wrap`` (one tracker per
+    mutable object, aliases guarded), so that two references to one list inside an
+    argument stay one list in the trace."""
+    if source is None:
+        return _wrap(output, value, None, None)
+    return output.wrap(value, source)
+
+
 def _wrap(output, value, source, guards) -> VariableTracker:
 
     tp = type(value)
@@ -73,35 +109,43 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             guards.constant_match(source, value)
         return ConstantVariable(value, source)
     if tp is tuple or tp is list:
+        _check_size(value, source)
         if guards is not None:
             guards.type_match(source, tp)
             guards.length_match(source, len(value))
-        items = [_wrap(output, v, ItemSource(source, i) if source is not None else None, guards)
-                 for i, v in enumerate(value)]
-        return (TupleVariable if tp is tuple else ListVariable)(items, source)
+        seq = (TupleVariable if tp is tuple else ListVariable)([], source)
+        with _building(output, value, source, seq):
+            seq.items = [_item(output, v, ItemSource(source, i) if source is not None else None)
+                         for i, v in enumerate(value)]
+        return seq
     if isinstance(value, tuple) and hasattr(tp, "_fields"):
+        _check_size(value, source)
         if guards is not None:
             guards.type_match(source, tp)
-        items = [_wrap(output, v, AttrSource(source, f) if source is not None else None, guards)
-                 for f, v in zip(tp._fields, value)]
-        return NamedTupleVariable(items, tp, source)
+        named = NamedTupleVariable([], tp, source)
+        with _building(output, value, source, named):
+            named.items = [_item(output, v, AttrSource(source, f) if source is not None else None)
+                           for f, v in zip(tp._fields, value)]
+        return named
     if tp in (dict, collections.OrderedDict, collections.defaultdict):
+        _check_size(value, source)
         if guards is not None:
             guards.type_match(source, tp)
             guards.dict_keys_match(source, list(value.keys()))
-        items = {}
-        for k, v in value.items():
-            try:
-                hash(k)
-            except TypeError:
-                raise Unsupported("dict with unhashable keys") from None
-            items[k] = _wrap(output, v, ItemSource(source, k) if source is not None else None, guards)
-        factory = None
-        if tp is collections.defaultdict and value.default_factory is not None:
-            factory = _wrap(output, value.default_factory,
-                            AttrSource(source, "default_factory") if source is not None else None, guards)
-        return DictVariable(items, source, cls=tp, default_factory=factory)
+        mapping = DictVariable({}, source, cls=tp)
+        with _building(output, value, source, mapping):
+            for k, v in value.items():
+                try:
+                    hash(k)
+                except TypeError:
+                    raise Unsupported("dict with unhashable keys") from None
+                mapping.items[k] = _item(output, v, ItemSource(source, k) if source is not None else None)
+            if tp is collections.defaultdict and value.default_factory is not None:
+                mapping.default_factory = _item(output, value.default_factory,
+                                                AttrSource(source, "default_factory") if source is not None else None)
+        return mapping
     if tp in (set, frozenset):
+        _check_size(value, source)
         if guards is not None:
             guards.type_match(source, tp)
             guards.add(f"{source.name()} == {sorted(map(repr, value))}",

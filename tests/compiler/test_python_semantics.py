@@ -429,3 +429,47 @@ def test_random_list_programs_behave_as_plain(start, operations):
     exec(compile(source, "<list program>", "exec"), scope)
     plain = types.FunctionType(scope["program"].__code__, scope)
     assert_same_behaviour(plain)
+
+
+# -- aliasing inside arguments ------------------------------------------------------------
+
+def test_one_list_reached_twice_inside_an_argument_is_one_list():
+    def fn(pair):
+        pair[0].append(1)
+        return len(pair[1])
+
+    inner = []
+    expected_inner = []
+    assert compiler.compile(fn, backend="eager")([inner, inner]) == fn([expected_inner, expected_inner])
+    assert inner == expected_inner
+
+
+def test_a_list_that_contains_itself():
+    def fn(x):
+        x.append(1)
+        return len(x[0]), x[0] is x
+
+    plain, ours = [], []
+    plain.append(plain)
+    ours.append(ours)
+    assert compiler.compile(fn, backend="eager")(ours) == fn(plain)
+    assert len(ours) == len(plain) == 2
+
+
+def test_an_array_written_in_place_is_seen_through_a_list_holding_it():
+    def fn(x, arrays):
+        x += 1
+        return arrays[0] * 2
+
+    plain, ours = np.ones(3), np.ones(3)
+    np.testing.assert_array_equal(compiler.compile(fn, backend="eager")(ours, [ours]), fn(plain, [plain]))
+    np.testing.assert_array_equal(ours, plain)
+
+
+def test_a_huge_container_is_not_taken_apart():
+    def fn(t):
+        return len(t)
+
+    big = (np.zeros(1),) * (compiler.config.max_container_items + 1)
+    assert compiler.compile(fn, backend="eager")(big) == len(big)
+    assert "max_container_items" in compiler.events()[-1].fallback_reason
