@@ -9,6 +9,7 @@ can be named (the recompile reason).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -42,6 +43,21 @@ class Namespace:
 class Guard:
     name: str      # readable, stable: the recompile reason when it fails
     code: str      # a Python expression over the entry's parameters and namespace
+
+
+def _has_zero_part(value: Any) -> bool:
+    if isinstance(value, (float, np.floating)):
+        return value == 0
+    if isinstance(value, (complex, np.complexfloating)):
+        return value.real == 0 or value.imag == 0
+    return False
+
+
+def _zero_signs(value: Any) -> tuple:
+    """The signs (copysign of 1.0) of a float's or a complex number's parts."""
+    if isinstance(value, (complex, np.complexfloating)):
+        return (math.copysign(1.0, value.real), math.copysign(1.0, value.imag))
+    return (math.copysign(1.0, value),)
 
 
 def _short_repr(value: Any) -> str:
@@ -103,6 +119,11 @@ class GuardSet:
             return
         self.add(f"{source.name()} == {_short_repr(value)}",
                  f"{self._e(source)} == {self.ns.const(value, 'c')}")
+        if _has_zero_part(value):
+            # 0.0 == -0.0: the sign of a zero is guarded too (1/x, copysign, atan2 see it).
+            key = _zero_signs(value)
+            self.add(f"signs of zeros in {source.name()} are {key}",
+                     f"{self.ns.const(_zero_signs, 'f')}({self._e(source)}) == {key!r}")
 
     def length_match(self, source: Source, length: int) -> None:
         self.add(f"len({source.name()}) == {length}", f"len({self._e(source)}) == {length}")

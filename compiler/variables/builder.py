@@ -144,6 +144,10 @@ def _wrap(output, value, source, guards) -> VariableTracker:
                 mapping.default_factory = _item(output, value.default_factory,
                                                 AttrSource(source, "default_factory") if source is not None else None)
         return mapping
+    if tp is frozenset and all(type(v) in _CONSTANT_TYPES for v in value):
+        if guards is not None:
+            guards.constant_match(source, value)
+        return ConstantVariable(value, source)
     if tp in (set, frozenset):
         _check_size(value, source)
         if guards is not None:
@@ -251,7 +255,9 @@ def wrap_constant_result(value: Any) -> VariableTracker:
     if tp in _CONSTANT_TYPES or isinstance(value, np.generic) or isinstance(value, type):
         return ConstantVariable(value)
     if tp is tuple:
-        return TupleVariable([wrap_constant_result(v) for v in value])
+        return TupleVariable([wrap_constant_result(v) for v in value], origin=value)
+    if tp is frozenset:
+        return ConstantVariable(value)  # immutable: the real object, its identity and methods
     if tp is list:
         return ListVariable([wrap_constant_result(v) for v in value])
     if tp is dict:

@@ -297,10 +297,18 @@ def _tuple(tx: Translator, args, kwargs):
 
 def _set_like(cls):
     def handler(tx: Translator, args, kwargs):
-        if not args and not kwargs:
-            return SetVariable(set(), cls)
-        if len(args) == 1 and not kwargs:
-            return SetVariable({_const_key(v) for v in args[0].unpack(tx)}, cls)
+        if kwargs or len(args) > 1:
+            return None
+        items = args[0].unpack(tx) if args else []
+        if cls is frozenset:
+            # Immutable: the real frozenset (frozenset(fs) is fs itself, as in CPython).
+            source = args[0].as_python_constant() if args and args[0].is_python_constant() else \
+                [_const_key(v) for v in items]
+            return ConstantVariable(tx.run_constant(frozenset, [source] if args else [], {}))
+        new = set()
+        for v in items:
+            new.add(_const_key(v))
+        return SetVariable(new, cls)
     return handler
 
 

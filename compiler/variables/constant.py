@@ -11,7 +11,14 @@ from .base import Translator, VariableTracker, all_constant, constants_of
 
 # Values whose methods can be evaluated at trace time (immutable, no side effects).
 _PURE_METHOD_TYPES = (str, bytes, int, float, complex, bool, range, slice, frozenset, np.dtype, np.generic)
-_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None))
+def _exact_literal(value: Any) -> bool:
+    """Whether a literal in generated code gives back this very object: only values CPython
+    caches (None, booleans, small ints).  Everything else is passed as the object itself:
+    ``is`` keeps its answer (a string built at trace time is not the literal's interned
+    string), floats keep signed zeros and NaN payloads (``-2j`` is ``complex(-0.0, -2.0)``),
+    and no repr is ever evaluated."""
+    tp = type(value)
+    return tp is bool or value is None or (tp is int and -5 <= value <= 256)
 
 
 class ConstantVariable(VariableTracker):
@@ -74,9 +81,9 @@ class ConstantVariable(VariableTracker):
     def reconstruct(self, cg) -> str:
         if self.source is not None:
             return cg.source_expr(self.source)
-        if type(self.value) in _LITERAL_TYPES and not isinstance(self.value, float):
+        if _exact_literal(self.value):
             return repr(self.value)
-        return cg.const(self.value)
+        return cg.const(self.value)  # the object itself: signed zeros, NaN payloads, identity
 
 
 class ConstantMethodVariable(VariableTracker):

@@ -133,6 +133,13 @@ class BaseListVariable(_MethodsByName, VariableTracker):
     def reconstruct(self, cg) -> str:
         if self.source is not None:
             return cg.source_expr(self.source)
+        kind = self.python_type()
+        if len(self.items) > 16 and kind in (list, tuple) and \
+                all(type(i) is ConstantVariable and i.source is None for i in self.items):
+            # Many constants: one namespace value instead of a literal the entry's source must
+            # spell out and compile (a fresh list is still made on every call).
+            values = cg.const(tuple(i.value for i in self.items))
+            return cg.shared(self, lambda: f"list({values})" if kind is list else values)
         return cg.shared(self, lambda: self._reconstruct_items(cg, [item.reconstruct(cg) for item in self.items]))
 
     def _reconstruct_items(self, cg, parts: List[str]) -> str:
@@ -140,6 +147,17 @@ class BaseListVariable(_MethodsByName, VariableTracker):
 
 
 class TupleVariable(BaseListVariable):
+    def __init__(self, items: Sequence[VariableTracker], source=None, origin: Optional[tuple] = None) -> None:
+        super().__init__(items, source)
+        # The real tuple this tracker stands for, when it was made from one at trace time (a
+        # constant, a folded result): rebuilt as that object, so identity is kept.
+        self.origin = origin
+
+    def reconstruct(self, cg) -> str:
+        if self.source is None and self.origin is not None:
+            return cg.const(self.origin)
+        return super().reconstruct(cg)
+
     def describe(self) -> str:
         return f"tuple of {len(self.items)}"
 
@@ -540,6 +558,11 @@ class SetVariable(_MethodsByName, VariableTracker):
 
     def as_python_constant(self) -> Any:
         return self.cls(self.values)
+
+    def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if not hasattr(self.cls, name):
+            tx.raise_python_exception(AttributeError(f"{self.cls.__name__!r} object has no attribute {name!r}"))
+        return super().getattr(tx, name)
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",

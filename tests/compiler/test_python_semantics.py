@@ -473,3 +473,52 @@ def test_a_huge_container_is_not_taken_apart():
     big = (np.zeros(1),) * (compiler.config.max_container_items + 1)
     assert compiler.compile(fn, backend="eager")(big) == len(big)
     assert "max_container_items" in compiler.events()[-1].fallback_reason
+
+
+# -- constants: identity, signed zeros, immutables as the real objects ---------------------
+
+def string_built_at_trace_time_is_not_the_literal():
+    a = b = "xyzpdq"
+    c = a[:3] + b[3:]
+    return a is b, a is c, c == a
+
+
+def frozenset_identity():
+    s = frozenset(range(3))
+    t = frozenset(s)
+    return id(s) == id(t), s.copy() is s, hasattr(s, "add"), hasattr(set(), "add")
+
+
+def tuples_keep_their_identity_through_sorted():
+    items = {(1, 2, 3), (4, 5)}
+    a = sorted(items, key=repr)
+    b = sorted(items.copy(), key=repr)
+    return [x is y for x, y in zip(a, b)]
+
+
+def complex_constant_with_signed_zero():
+    z = complex(0.0, -2.0)
+    w = complex(-0.0, 2.0)
+    return repr(z), repr(w), repr(np.arctan(np.atleast_1d([z, 2j]).astype(complex)))
+
+
+def huge_int_and_special_floats():
+    return 10 ** 5000 % 97, float("inf"), -float("inf"), repr(float("nan")), -0.0
+
+
+@pytest.mark.parametrize("program", [string_built_at_trace_time_is_not_the_literal, frozenset_identity,
+                                     tuples_keep_their_identity_through_sorted, complex_constant_with_signed_zero,
+                                     huge_int_and_special_floats], ids=lambda p: p.__name__)
+def test_constants_behave_as_plain(program):
+    assert_same_behaviour(program)
+
+
+@pytest.mark.parametrize("zero", [0.0, -0.0])
+def test_the_sign_of_a_zero_argument_is_guarded(zero):
+    import math
+
+    def fn(x):
+        return math.copysign(1.0, x)
+
+    compiled = compiler.compile(fn, backend="eager")
+    assert compiled(0.0) == 1.0 and compiled(-0.0) == -1.0 and compiled(zero) == fn(zero)
