@@ -26,6 +26,11 @@ from .sources import ClosureSource, Source, local_param_name
 MISS = object()
 
 
+def _filled(obj: Any, _fill_result: Any) -> Any:
+    """``obj``, after the second argument (which filled it) was evaluated."""
+    return obj
+
+
 class OutputCodegen:
     """Collects what the return expression needs: graph outputs and constants."""
 
@@ -51,6 +56,18 @@ class OutputCodegen:
         name = self._cells[id(var)] = f"_v{len(self._cells)}"
         self._keep.append(var)
         return f"({name} := {build()})"
+
+    def shared_filled(self, var: Any, create: Callable[[], str], fill: Callable[[str], str]) -> str:
+        """Like ``shared``, for an object that may hold itself (an instance whose attribute is
+        the instance, a list appended to itself): made empty and named first, then filled, so
+        that a reference to it inside its own contents is its name, already bound."""
+        name = self._cells.get(id(var))
+        if name is not None:
+            return name
+        name = self._cells[id(var)] = f"_v{len(self._cells)}"
+        self._keep.append(var)
+        made = create()
+        return f"{self.const(_filled)}(({name} := {made}), {fill(name)})"
 
     def cell_object(self, cell: Any) -> str:
         """An expression for the real cell object behind a CellVariable: the frame's closure

@@ -34,6 +34,32 @@ def _same_item(existing: VariableTracker, item: VariableTracker) -> Optional[boo
     return None
 
 
+def holds_itself(var: VariableTracker) -> bool:
+    """Whether a container made by the trace can reach itself through its contents (items,
+    dict values, object attributes): it must then be rebuilt empty first, then filled."""
+    seen = set()
+    frontier = list(_children(var))
+    while frontier:
+        child = frontier.pop()
+        if child is var:
+            return True
+        if id(child) in seen or child.source is not None:
+            continue
+        seen.add(id(child))
+        frontier.extend(_children(child))
+    return False
+
+
+def _children(var: VariableTracker) -> List[VariableTracker]:
+    items = getattr(var, "items", None)
+    if isinstance(items, dict):
+        return list(items.values())
+    if isinstance(items, list):
+        return items
+    attrs = getattr(var, "attrs", None)
+    return list(attrs.values()) if isinstance(attrs, dict) else []
+
+
 def _const_key(key: VariableTracker) -> Any:
     if not key.is_python_constant():
         raise Unsupported(f"{key.describe()} as a dict key or set element")
@@ -140,6 +166,9 @@ class BaseListVariable(_MethodsByName, VariableTracker):
             # spell out and compile (a fresh list is still made on every call).
             values = cg.const(tuple(i.value for i in self.items))
             return cg.shared(self, lambda: f"list({values})" if kind is list else values)
+        if kind is list and holds_itself(self):
+            return cg.shared_filled(self, lambda: "[]", lambda name: f"{name}.extend(["
+                                    + ", ".join(item.reconstruct(cg) for item in self.items) + "])")
         return cg.shared(self, lambda: self._reconstruct_items(cg, [item.reconstruct(cg) for item in self.items]))
 
     def _reconstruct_items(self, cg, parts: List[str]) -> str:
@@ -322,12 +351,10 @@ class DictVariable(_MethodsByName, VariableTracker):
                          "clear", "move_to_end", "__getitem__", "__contains__"})
 
     def is_python_constant(self) -> bool:
-        return self.cls is dict and all(v.is_python_constant() for v in self.items.values())
+        return False  # mutable: never folded into a copy (identity, in-place operators)
 
     def as_python_constant(self) -> Any:
-        if not self.is_python_constant():
-            return super().as_python_constant()
-        return {k: v.as_python_constant() for k, v in self.items.items()}
+        return super().as_python_constant()
 
     def __init__(self, items: Dict[Any, VariableTracker], source=None, cls: type = dict,
                  default_factory: Optional[VariableTracker] = None) -> None:
@@ -384,6 +411,10 @@ class DictVariable(_MethodsByName, VariableTracker):
         self.key_version += 1
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
+        if kwargs and name != "update":
+            # dict's methods take no keywords, OrderedDict's some (setdefault(default=)):
+            # the native call answers exactly.
+            raise Unsupported(f"{self.cls.__name__}.{name} with keyword arguments")
         if name in ("keys", "values", "items") and not args and not kwargs:
             return DictViewVariable(self, name)
         if name == "get" and 1 <= len(args) <= 2:
@@ -459,7 +490,17 @@ class DictVariable(_MethodsByName, VariableTracker):
     def reconstruct(self, cg) -> str:
         if self.source is not None:
             return cg.source_expr(self.source)
+        if holds_itself(self):
+            return cg.shared_filled(self, lambda: self._rebuild_empty(cg), lambda name: f"{name}.update({{"
+                                    + ", ".join(f"{_key_expr(cg, k)}: {v.reconstruct(cg)}"
+                                                for k, v in self.items.items()) + "})")
         return cg.shared(self, lambda: self._rebuild(cg))
+
+    def _rebuild_empty(self, cg) -> str:
+        if self.cls is collections.defaultdict:
+            factory = self.default_factory.reconstruct(cg) if self.default_factory is not None else "None"
+            return f"{cg.const(self.cls)}({factory})"
+        return f"{cg.const(self.cls)}()"
 
     def _rebuild(self, cg) -> str:
         body = "{" + ", ".join(f"{_key_expr(cg, k)}: {v.reconstruct(cg)}" for k, v in self.items.items()) + "}"
@@ -527,7 +568,11 @@ class SetVariable(_MethodsByName, VariableTracker):
 
     METHODS = frozenset({"add", "discard", "remove", "update", "clear", "difference_update",
                          "intersection_update", "union", "intersection", "difference",
-                         "symmetric_difference", "issubset", "issuperset", "isdisjoint", "copy"})
+                         "symmetric_difference", "issubset", "issuperset", "isdisjoint", "copy",
+                         "symmetric_difference_update"})
+    # Positional arguments each method takes (others: any number of iterables).
+    _ARITY = {"add": 1, "discard": 1, "remove": 1, "clear": 0, "copy": 0, "issubset": 1, "issuperset": 1,
+              "isdisjoint": 1, "symmetric_difference": 1, "symmetric_difference_update": 1}
 
     def __init__(self, values: set, cls: type = set, source=None) -> None:
         super().__init__(source)
@@ -565,6 +610,14 @@ class SetVariable(_MethodsByName, VariableTracker):
         return super().getattr(tx, name)
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
+        if kwargs or self._ARITY.get(name, len(args)) != len(args):
+            raise Unsupported(f"set.{name} with these arguments (the native call raises CPython's error)")
+        if name == "symmetric_difference_update" and len(args) == 1:
+            other = {_const_key(v) for v in args[0].unpack(tx)}
+            _check_mutable(tx, self, "set.symmetric_difference_update")
+            self.key_version += 1
+            self.values.symmetric_difference_update(other)
+            return ConstantVariable(None)
         if name in ("add", "discard", "remove", "update", "clear", "difference_update",
                     "intersection_update"):
             _check_mutable(tx, self, f"set.{name}")

@@ -37,6 +37,11 @@ SYMBOLS: Dict[str, str] = {
 }
 
 
+# In-place set operators as the set methods that do them.
+_SET_INPLACE = {"and_": "intersection_update", "or_": "update", "sub": "difference_update",
+                "xor": "symmetric_difference_update"}
+
+
 def _is_array(var: VariableTracker) -> bool:
     return isinstance(var, ArrayVariable)
 
@@ -52,6 +57,12 @@ def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
             a.rebind(tx, result, f"in-place operator {name}=")  # type: ignore[arg-type]
             return a
         return result
+    if name == "mod" and a.is_python_constant() and isinstance(a.as_python_constant(), (str, bytes)) \
+            and isinstance(b, DictVariable) and b.python_type() is dict \
+            and all(v.is_python_constant() for v in b.items.values()):
+        # "%(key)s" % mapping only reads the mapping: formatted from a snapshot of it.
+        snapshot = {k: v.as_python_constant() for k, v in b.items.items()}
+        return _constant_result(tx, operator.mod, a.as_python_constant(), snapshot)
     if a.is_python_constant() and b.is_python_constant():
         fn = BINARY.get(name) or COMPARE.get(name)
         if inplace:
@@ -85,11 +96,19 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
         return ListVariable(items) if a.python_type() is list else TupleVariable(items)
     if name == "mul" and isinstance(b, BaseListVariable) and a.is_python_constant():
         return _container_binary_op(tx, name, b, a, False)
-    if isinstance(a, SetVariable) and isinstance(b, SetVariable) and name in ("and_", "or_", "sub", "xor"):
-        result = BINARY[name](set(a.values), set(b.values))
-        return SetVariable(result, a.cls)
-    if name == "or_" and isinstance(a, DictVariable) and isinstance(b, DictVariable):
-        return DictVariable({**a.items, **b.items}, cls=a.cls)
+    if isinstance(a, SetVariable) and isinstance(b, SetVariable) and name in ("and_", "or_", "sub", "xor") \
+            and a.python_type() is set and b.python_type() is set:
+        if inplace:  # s |= t changes s itself
+            a.call_method(tx, _SET_INPLACE[name], [b], {})
+            return a
+        return SetVariable(BINARY[name](set(a.values), set(b.values)), set)
+    if name == "or_" and isinstance(a, DictVariable) and isinstance(b, DictVariable) \
+            and a.python_type() is dict and b.python_type() is dict and hasattr(dict, "__or__"):
+        # (dict | dict exists where the running CPython has it: PEP 584, 3.9)
+        if inplace:  # d |= e updates d itself
+            a.call_method(tx, "update", [b], {})
+            return a
+        return DictVariable({**a.items, **b.items}, cls=dict)
     if name in COMPARE and name in ("eq", "ne"):
         if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable) and \
                 a.is_python_constant() and b.is_python_constant():

@@ -360,17 +360,14 @@ class TracedObjectVariable(VariableTracker):
         return super().call(tx, args, kwargs)
 
     def reconstruct(self, cg) -> str:
-        def build() -> str:
+        # Made first, then given its attributes: an attribute may be the object itself.
+        def create() -> str:
+            return f"{cg.const(object.__new__)}({self.cls_var.reconstruct(cg)})"
+
+        def fill(name: str) -> str:
             attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
-            return f"{cg.const(_make_object)}({self.cls_var.reconstruct(cg)}, {attrs})"
-        return cg.shared(self, build)
-
-
-def _make_object(cls: type, attrs: dict) -> Any:
-    """What the traced constructor produced: a fresh instance with these attributes."""
-    obj = object.__new__(cls)
-    obj.__dict__.update(attrs)
-    return obj
+            return f"{name}.__dict__.update({attrs})"
+        return cg.shared_filled(self, create, fill)
 
 
 class SuperVariable(VariableTracker):

@@ -522,3 +522,69 @@ def test_the_sign_of_a_zero_argument_is_guarded(zero):
 
     compiled = compiler.compile(fn, backend="eager")
     assert compiled(0.0) == 1.0 and compiled(-0.0) == -1.0 and compiled(zero) == fn(zero)
+
+
+# -- objects that hold themselves; in-place set and dict operators ---------------------------
+
+class _Holder:
+    def __init__(self, value=None):
+        self.value = self if value is None else value
+
+
+def object_whose_attribute_is_itself():
+    h = _Holder()
+    return h.value is h, type(h).__name__
+
+
+def list_that_holds_itself():
+    items = [1]
+    items.append(items)
+    return repr(items), items[1] is items
+
+
+def dict_that_holds_itself():
+    d = {}
+    d["me"] = d
+    d["list"] = [d]
+    return repr(d), d["list"][0] is d
+
+
+def inplace_set_and_dict_operators_keep_identity():
+    s = {1}
+    t = s
+    s |= {2}
+    s &= {2, 3}
+    s ^= {5}
+    s -= {9}
+    d = {1: 2}
+    e = d
+    d |= {3: 4}
+    return s is t, sorted(s), d is e, d
+
+
+def ordered_dict_operators_and_keywords():
+    od = collections.OrderedDict(a=1)
+    return type(od | {"b": 2}).__name__, type({"b": 2} | od).__name__, od.setdefault("z", default=9), od
+
+
+def dict_method_with_a_keyword():
+    return {}.setdefault("k", default=1)
+
+
+def set_method_with_wrong_arity():
+    s = {1}
+    s.add()
+    return s
+
+
+@pytest.mark.parametrize("program", [object_whose_attribute_is_itself, list_that_holds_itself, dict_that_holds_itself,
+                                     inplace_set_and_dict_operators_keep_identity, ordered_dict_operators_and_keywords,
+                                     dict_method_with_a_keyword, set_method_with_wrong_arity],
+                         ids=lambda p: p.__name__)
+def test_containers_behave_as_plain(program):
+    assert_same_behaviour(program)
+
+
+def test_a_returned_object_holding_itself_is_rebuilt_with_the_cycle():
+    h = compiler.compile(lambda: _Holder(), backend="eager")()
+    assert type(h) is _Holder and h.value is h
