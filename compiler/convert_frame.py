@@ -23,6 +23,7 @@ compiler.entry_codegen.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import time
 import traceback
@@ -57,10 +58,38 @@ def _frame_name(fn: types.FunctionType) -> str:
     return getattr(code, "co_qualname", code.co_name)
 
 
+# The builtins as they were when the compiler was imported.  The compiler is Python code
+# that uses builtins itself: while the program has replaced one (a test patching
+# builtins.len), frames are not compiled but run natively, with the reason recorded.
+_ORIGINAL_BUILTINS = dict(vars(builtins))
+# Names interactive shells and debuggers rebind, which the compiler never calls.
+_REBOUND_BY_SHELLS = frozenset({"_", "print", "input", "help", "exit", "quit", "copyright", "credits",
+                                "license", "breakpoint", "display", "get_ipython"})
+
+
+def _replaced_builtins() -> List[str]:
+    current = vars(builtins)
+    return [name for name, value in _ORIGINAL_BUILTINS.items()
+            if current.get(name, _MISSING) is not value and name not in _REBOUND_BY_SHELLS]
+
+
+_MISSING = object()
+
+
 def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[Any], backend: Backend,
                   fullgraph: bool, limit: int, compile_callee: CompileCallee) -> Any:
     """Trace ``fn`` for these argument values, install a new entry in ``cache``, and run it.
     Returns the call's result."""
+    replaced = _replaced_builtins()
+    if replaced:
+        code = fn.__code__
+        event = CompilationEvent(compile_id=cache.next_compile_id(), frame_name=_frame_name(fn),
+                                 filename=code.co_filename, firstlineno=code.co_firstlineno, backend=backend.name)
+        event.fallback_reason = (f"builtins replaced by the program ({', '.join(sorted(replaced))}): the compiler "
+                                 "uses them itself, so this call runs natively")
+        events.record(event)
+        logs.log("fallbacks", event.compile_id, "%s runs natively: %s", event.frame_name, event.fallback_reason)
+        return _call_native(fn, code, values)
     code = fn.__code__
     compile_id = cache.next_compile_id()
     event = CompilationEvent(compile_id=compile_id, frame_name=_frame_name(fn),

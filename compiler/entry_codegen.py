@@ -26,6 +26,10 @@ from .sources import ClosureSource, Source, local_param_name
 MISS = object()
 
 
+def _set_cell(cell: Any, value: Any) -> None:
+    cell.cell_contents = value
+
+
 def _filled(obj: Any, _fill_result: Any) -> Any:
     """``obj``, after the second argument (which filled it) was evaluated."""
     return obj
@@ -81,8 +85,12 @@ class OutputCodegen:
             return name
         name = self._cells[id(cell)] = f"_cell{len(self._cells)}"
         self._keep.append(cell)
-        contents = cell.contents.reconstruct(self) if cell.contents is not None else ""
-        return f"({name} := {self.const(types.CellType)}({contents}))"
+        made = f"({name} := {self.const(types.CellType)}())"
+        if cell.contents is None:
+            return made
+        # Made empty and named before its contents are rebuilt: the contents may need the cell
+        # (a local function that calls itself holds its own cell in its closure).
+        return f"{self.const(_filled)}({made}, {self.const(_set_cell)}({name}, {cell.contents.reconstruct(self)}))"
 
     def source_expr(self, source: Source) -> str:
         return source.expr(self.ns.const)

@@ -588,3 +588,34 @@ def test_containers_behave_as_plain(program):
 def test_a_returned_object_holding_itself_is_rebuilt_with_the_cycle():
     h = compiler.compile(lambda: _Holder(), backend="eager")()
     assert type(h) is _Holder and h.value is h
+
+
+# -- the compiler's own needs do not change the program -------------------------------------
+
+def test_replaced_builtins_make_frames_run_natively_while_replaced():
+    import builtins
+    import functools
+
+    def program():
+        old = builtins.len
+        try:
+            builtins.len = functools.lru_cache(4)(len)
+            out = [len("abcdefgh"[:i]) for i in [0, 1, 2, 2]]
+        finally:
+            builtins.len = old
+        return out
+
+    assert_same_behaviour(program)
+    assert any("builtins replaced by the program (len)" in (e.fallback_reason or "") for e in compiler.events())
+
+
+def local_function_calling_itself_across_a_break():
+    def countdown(n):
+        return 0 if n == 0 else 1 + countdown(n - 1)
+    len(str(object))  # an opaque call: a graph break before the local function is used
+    print(end="")
+    return countdown(3), countdown.__closure__[0].cell_contents is countdown
+
+
+def test_a_cell_that_holds_its_own_function_is_rebuilt():
+    assert_same_behaviour(local_function_calling_itself_across_a_break)
