@@ -57,9 +57,10 @@ numerical code lives) only data errors make graphs fail.
 """
 from __future__ import annotations
 
+import contextlib
 import linecache
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -165,18 +166,16 @@ class GraphCall:
         if not self.on_graph_error:
             return [call]
         lines = [f"_sn{k} = {expr}.copy()" for k, expr in enumerate(self.written_inputs)]
-        lines += ["_fe = _strict_errstate()",
-                  "try:",
-                  "    " + call,
-                  "except _BackendUnavailable:",
-                  "    raise",
-                  "except Exception as _ge:",
-                  "    _gf = True",
-                  "    _graph_failed(_ge)",
-                  "else:",
-                  "    _gf = False",
-                  "finally:",
-                  "    _restore_errstate(_fe)",
+        lines += ["with _strict_errstate():",
+                  "    try:",
+                  "        " + call,
+                  "    except _BackendUnavailable:",
+                  "        raise",
+                  "    except Exception as _ge:",
+                  "        _gf = True",
+                  "        _graph_failed(_ge)",
+                  "    else:",
+                  "        _gf = False",
                   "if _gf:"]
         lines += [f"    {expr}[...] = _sn{k}" for k, expr in enumerate(self.written_inputs)]
         lines += ["    " + line for line in self.on_graph_error]
@@ -210,20 +209,22 @@ def graph_break_body(graph_call: Optional[GraphCall], value_exprs: Sequence[str]
     return body
 
 
-def strict_errstate() -> Optional[Dict[str, str]]:
-    """Make every floating-point error the caller's error state does not ignore raise, for
-    the duration of a graph call; the caller's settings to restore, or None when they
-    already are "ignore" or "raise" everywhere (nothing to change)."""
-    old = np.geterr()
-    if all(mode == "ignore" or mode == "raise" for mode in old.values()):
-        return None
-    np.seterr(**{kind: "ignore" if mode == "ignore" else "raise" for kind, mode in old.items()})
-    return old
+# The caller's error modes -> the keyword arguments of the strict state (None: no change).
+_STRICT: Dict[Tuple[Tuple[str, str], ...], Optional[Dict[str, str]]] = {}
+_NO_CHANGE = contextlib.nullcontext()
 
 
-def restore_errstate(old: Optional[Dict[str, str]]) -> None:
-    if old is not None:
-        np.seterr(**old)
+def strict_errstate() -> ContextManager[Any]:
+    """The error state a graph call runs under: every floating-point error the caller's
+    state does not ignore raises (np.errstate is per thread / per context and restores the
+    caller's state, ``seterrcall`` included, on exit)."""
+    modes = tuple(np.geterr().items())
+    try:
+        strict = _STRICT[modes]
+    except KeyError:
+        wanted = {kind: "ignore" if mode == "ignore" else "raise" for kind, mode in modes}
+        strict = _STRICT[modes] = None if wanted == dict(modes) else wanted
+    return _NO_CHANGE if strict is None else np.errstate(**strict)
 
 
 def native_call_body(code: types.CodeType) -> List[str]:
@@ -264,7 +265,6 @@ def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filen
     scope["_MISS"] = MISS
     scope["_strict_errstate"] = strict_errstate
     scope["_BackendUnavailable"] = BackendUnavailable
-    scope["_restore_errstate"] = restore_errstate
     # Tracebacks and debuggers show the generated source of the entry.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), scope)
