@@ -217,3 +217,22 @@ def test_allow_in_graph_infers_by_running_on_stand_ins():
     finally:
         ops.remove_function(double_rows)
     assert ops.lookup_function(double_rows) is None
+
+
+def test_which_nodes_may_fail_at_run_time():
+    """Views, copies and integer arithmetic cannot fail; float arithmetic, integer division and
+    NumPy-scalar integer arithmetic (it warns on overflow) may (compiler.ops.effects)."""
+    from compiler.graph import Graph
+    g = Graph()
+    xf = g.placeholder("xf", TensorMeta((3,), np.float64))
+    xi = g.placeholder("xi", TensorMeta((3,), np.int64))
+    si = g.placeholder("si", TensorMeta((), np.int64, "scalar"))
+    add, div = ops.lookup_operator("add"), ops.lookup_operator("floordiv")
+    cannot = [g.call(ops.lookup_method("reshape"), (xf, (3, 1))), g.call(add, (xi, xi)),
+              g.call(ops.lookup_function(np.concatenate), ([xi, xi],)),
+              g.call(ops.lookup_operator("getitem"), (xf, slice(1, None))), g.call(add, (xi, 1))]
+    may = [g.call(add, (xf, xf)), g.call(div, (xi, xi)), g.call(add, (si, si)),
+           g.call(ops.lookup_function(np.concatenate), ([xi, xf],)), g.call(add, (xi, 2 ** 40)),
+           g.call(ops.lookup_method("astype"), (xf, np.int8))]
+    assert [ops.may_fail_at_run_time(n) for n in cannot] == [False] * len(cannot)
+    assert [ops.may_fail_at_run_time(n) for n in may] == [True] * len(may)
