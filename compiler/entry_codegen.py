@@ -51,9 +51,13 @@ What makes the native re-run exact:
   part of the program's behaviour), so a graph with no outputs still runs.
 
 Graphs that cannot fail (compiler.ops.effects: views, copies, integer
-arithmetic) pay for none of this.  The cost of a failure is one extra native
-run of the frame; under an error state that ignores everything (where most
-numerical code lives) only data errors make graphs fail.
+arithmetic) pay for none of this.  The others pay, per call, for reading the
+error state and, unless it is already "ignore" or "raise" everywhere, for
+entering a strict one (measured on 3.11: about 1.5 us under an all-ignore
+state, 3.4 us under NumPy's default, NumPy 2.4), plus a copy of each input
+the graph writes in place.  The cost of a failure is one extra native run
+of the frame; under an error state that ignores everything, only data
+errors (an index out of range) make graphs fail.
 """
 from __future__ import annotations
 
@@ -157,7 +161,6 @@ class GraphCall:
         self.n_outputs = n_outputs
         self.on_graph_error = list(on_graph_error) if on_graph_error else None
         self.written_inputs = list(written_inputs)
-        self.runs = True
 
     def lines(self) -> List[str]:
         call = f"_graph({', '.join(self.input_exprs)})"
