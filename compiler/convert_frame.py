@@ -36,7 +36,7 @@ from opcode_tables.resume import origin_of
 from . import config, events, graph_break, logs
 from .backends.base import Backend
 from .cache import CacheEntry, FrameCache
-from .entry_codegen import (MISS, OutputCodegen, build_entry_source, compile_entry, entry_params,
+from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, compile_entry, entry_params,
                             graph_break_body, graph_call_body, native_call_body, native_scope)
 from .events import CompilationEvent
 from .exc import InternalCompilerError, Unsupported
@@ -244,28 +244,34 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
     output = tx.output
     graph = output.graph
     compiled = None
-    input_exprs: List[str] = []
-    if cg.outputs:
+    graph_call: Optional[GraphCall] = None
+    fallible = any(may_fail_at_run_time(n) for n in graph.call_nodes)
+    # A graph with no outputs still runs when a node may fail: its error or warning is the
+    # program's (entry_codegen: ops that fail inside a graph).
+    if cg.outputs or fallible:
         graph.output(cg.outputs)
         compiled = backend.compile(graph)
         input_exprs = [source.expr(output.ns.const) for source in output.graph_inputs]
+        written = [cg.source_expr(var.source) for var in output.side_effects.mutated_arrays]
+        graph_call = GraphCall(input_exprs, len(cg.outputs),
+                               on_graph_error=native_call_body(fn.__code__) if fallible else None,
+                               written_inputs=written if fallible else ())
         event.graph_count = 1
         event.graph_node_count = len(graph.call_nodes)
         event.graph_hashes = [graph.graph_hash()]
         event.graph_texts = [str(graph)]
         event.kernel_count = getattr(compiled, "kernel_count", 0)
     _fill_trace_metrics(tx, event)
-    fallible = compiled is not None and any(may_fail_at_run_time(n) for n in graph.call_nodes)
-    on_error = native_call_body(fn.__code__) if fallible else None
     extra_scope: Dict[str, Any] = {}
     if break_parts is None:
-        body = graph_call_body(input_exprs, len(cg.outputs), return_expr, effects, on_graph_error=on_error)
+        body = graph_call_body(graph_call, return_expr, effects)
     else:
         value_exprs, tail, extra_scope = break_parts
-        body = graph_break_body(input_exprs, len(cg.outputs), value_exprs, effects, tail, on_graph_error=on_error)
+        body = graph_break_body(graph_call, value_exprs, effects, tail)
     guards = output.guards.guards
     source = build_entry_source(names, guards, body)
     scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, **native_scope(fn),
+             "_graph_failed": functools.partial(_graph_failed, event.compile_id, event.frame_name),
              **extra_scope}
     entry_fn = compile_entry(source, output.ns, scope, f"<tracematrix entry {event.compile_id} "
                                                          f"{event.frame_name}>")
@@ -278,6 +284,13 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
     ns.values.update(scope)
     return CacheEntry(entry_fn, guards, ns, entry_params(names), source, event,
                       graph if compiled is not None else None, compiled)
+
+
+def _graph_failed(compile_id: str, frame_name: str, error: BaseException) -> None:
+    """An entry's graph raised (an op failed on this call's data, or signalled a
+    floating-point error the caller's error state reports): the frame runs natively."""
+    logs.log("fallbacks", compile_id, "the graph of %s failed at run time (%s: %s); this call "
+             "runs the frame natively", frame_name, type(error).__name__, error)
 
 
 def _native_entry(fn: types.FunctionType, tx: Optional[InstructionTranslator], names: List[str],

@@ -12,13 +12,63 @@ At a graph break (compiler.graph_break) the function ends differently: the
 values the rest of the frame needs are rebuilt (before side effects, like a
 return value), side effects are replayed, and a stub runs the breaking
 instruction natively and hands over to the continuation.
+
+Ops that fail inside a graph
+----------------------------
+An op can raise on some data (an index out of range, an integer to a negative
+power, a linear-algebra error) or signal a floating-point error, which
+``np.errstate`` (set by the caller, or by a ``with np.errstate`` of the
+function, which breaks the graph) turns into a warning, an exception, a call
+or a print.  One strategy holds for every graph, on every backend: **the
+graph runs speculatively, and when it fails, the frame (the function, or the
+continuation the graph belongs to) runs natively from its start**, which is
+the graph's start: guards have no effects, and every side effect the trace
+recorded (stores, appends, prints at breaks) is replayed only after the graph.
+The alternative, ending the graph at every op that may fail, would end it at
+nearly every float op under NumPy's default error state (divide, over and
+invalid warn), leaving no graphs worth the name.
+
+What makes the native re-run exact:
+
+* the graph is side-effect free until it returns.  It runs under an error
+  state where every floating-point error the caller does not ignore *raises*
+  (``strict_errstate``): a warning (or a call / print / log) is never issued
+  by the graph, the graph stops instead and the native run issues it, in
+  order with the Python code around it, exactly as often as plain execution.
+  Errors the caller ignores stay ignored, so the values are the plain ones
+  (an error state changes what is reported, never a result) and nothing
+  depends on the error state silently.  Ops whose Python warnings depend on
+  the data are never captured (compiler.ops.effects), and ops whose warnings
+  depend on types or shapes are refused at trace time
+  (compiler.trace_time);
+* in-place writes the graph makes into input arrays are undone: each input
+  the graph writes is copied before the graph runs and copied back when it
+  fails, so the native run sees the caller's values, and writes once;
+* the native call is made after the ``try`` statement, not in its ``except``
+  clause, so the program's own exceptions do not get the graph's failure as
+  their ``__context__`` and ``sys.exc_info()`` inside it is the caller's;
+* a node whose result is unused still runs when it may fail (its error is
+  part of the program's behaviour), so a graph with no outputs still runs.
+
+Graphs that cannot fail (compiler.ops.effects: views, copies, integer
+arithmetic) pay for none of this.  The others pay, per call, for reading the
+error state and, unless it is already "ignore" or "raise" everywhere, for
+entering a strict one (measured on 3.11: about 1.5 us under an all-ignore
+state, 3.4 us under NumPy's default, NumPy 2.4), plus a copy of each input
+the graph writes in place.  The cost of a failure is one extra native run
+of the frame; under an error state that ignores everything, only data
+errors (an index out of range) make graphs fail.
 """
 from __future__ import annotations
 
+import contextlib
 import linecache
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
+
+from .exc import BackendUnavailable
 from .graph import Node
 from .guards import Guard, Namespace
 from .sources import ClosureSource, Source, local_param_name
@@ -122,15 +172,50 @@ def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body
     return "\n".join(lines) + "\n"
 
 
-def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str,
-                    side_effects: Sequence[str] = (),
-                    on_graph_error: Optional[Sequence[str]] = None) -> List[str]:
-    """Run the graph, rebuild the return value, replay side effects (compiler.side_effects),
-    return.  The return value is built before any store, from the state the trace saw.
-    ``on_graph_error``: lines run when the graph raises (a graph whose success depends on
-    the data, e.g. an index array out of range); the graph changes nothing the caller sees,
-    so running the plain function then gives exactly the plain call's effects and error."""
-    body = _graph_call_lines(input_exprs, n_outputs, on_graph_error)
+class GraphCall:
+    """How an entry calls its graph: the input expressions, the number of outputs and,
+    for a graph that may fail at run time, what protects the call (see the module's
+    docstring): the input arrays the graph writes in place (expressions) and the lines
+    that run the frame natively instead.  The generated code calls ``_graph_failed(error)``
+    (in the entry's scope) when the graph fails: it logs why the frame runs natively."""
+
+    def __init__(self, input_exprs: Sequence[str], n_outputs: int, *,
+                 on_graph_error: Optional[Sequence[str]] = None,
+                 written_inputs: Sequence[str] = ()) -> None:
+        self.input_exprs = list(input_exprs)
+        self.n_outputs = n_outputs
+        self.on_graph_error = list(on_graph_error) if on_graph_error else None
+        self.written_inputs = list(written_inputs)
+
+    def lines(self) -> List[str]:
+        call = f"_graph({', '.join(self.input_exprs)})"
+        if self.n_outputs:
+            call = f"({', '.join(f'_o{i}' for i in range(self.n_outputs))},) = {call}"
+        if not self.on_graph_error:
+            return [call]
+        lines = [f"_sn{k} = {expr}.copy()" for k, expr in enumerate(self.written_inputs)]
+        lines += ["with _strict_errstate():",
+                  "    try:",
+                  "        " + call,
+                  "    except _BackendUnavailable:",
+                  "        raise",
+                  "    except Exception as _ge:",
+                  "        _gf = True",
+                  "        _graph_failed(_ge)",
+                  "    else:",
+                  "        _gf = False",
+                  "if _gf:"]
+        lines += [f"    {expr}[...] = _sn{k}" for k, expr in enumerate(self.written_inputs)]
+        lines += ["    " + line for line in self.on_graph_error]
+        return lines
+
+
+def graph_call_body(graph_call: Optional[GraphCall], return_expr: str,
+                    side_effects: Sequence[str] = ()) -> List[str]:
+    """Run the graph (if any), rebuild the return value, replay side effects
+    (compiler.side_effects), return.  The return value is built before any store, from the
+    state the trace saw."""
+    body = graph_call.lines() if graph_call is not None else []
     if side_effects:
         body.append(f"_r = {return_expr}")
         body.extend(side_effects)
@@ -140,27 +225,34 @@ def graph_call_body(input_exprs: Sequence[str], n_outputs: int, return_expr: str
     return body
 
 
-def _graph_call_lines(input_exprs: Sequence[str], n_outputs: int,
-                      on_graph_error: Optional[Sequence[str]]) -> List[str]:
-    if not n_outputs:
-        return []
-    targets = ", ".join(f"_o{i}" for i in range(n_outputs))
-    call = f"({targets},) = _graph({', '.join(input_exprs)})"
-    if not on_graph_error:
-        return [call]
-    return ["try:", "    " + call, "except Exception:"] + ["    " + line for line in on_graph_error]
-
-
-def graph_break_body(input_exprs: Sequence[str], n_outputs: int, value_exprs: Sequence[str],
-                     side_effects: Sequence[str], tail: Sequence[str],
-                     on_graph_error: Optional[Sequence[str]] = None) -> List[str]:
-    """Run the graph, rebuild the values the rest of the frame needs (as ``_a``), replay
-    side effects, then ``tail`` (graph_break.break_tail: the stub and the continuation)."""
-    body = _graph_call_lines(input_exprs, n_outputs, on_graph_error)
+def graph_break_body(graph_call: Optional[GraphCall], value_exprs: Sequence[str],
+                     side_effects: Sequence[str], tail: Sequence[str]) -> List[str]:
+    """Run the graph (if any), rebuild the values the rest of the frame needs (as ``_a``),
+    replay side effects, then ``tail`` (graph_break.break_tail: the stub and the
+    continuation)."""
+    body = graph_call.lines() if graph_call is not None else []
     body.append(f"_a = ({''.join(e + ', ' for e in value_exprs)})")
     body.extend(side_effects)
     body.extend(tail)
     return body
+
+
+# The caller's error modes -> the keyword arguments of the strict state (None: no change).
+_STRICT: Dict[Tuple[Tuple[str, str], ...], Optional[Dict[str, str]]] = {}
+_NO_CHANGE = contextlib.nullcontext()
+
+
+def strict_errstate() -> ContextManager[Any]:
+    """The error state a graph call runs under: every floating-point error the caller's
+    state does not ignore raises (np.errstate is per thread / per context and restores the
+    caller's state, ``seterrcall`` included, on exit)."""
+    modes = tuple(np.geterr().items())
+    try:
+        strict = _STRICT[modes]
+    except KeyError:
+        wanted = {kind: "ignore" if mode == "ignore" else "raise" for kind, mode in modes}
+        strict = _STRICT[modes] = None if wanted == dict(modes) else wanted
+    return _NO_CHANGE if strict is None else np.errstate(**strict)
 
 
 def native_call_body(code: types.CodeType) -> List[str]:
@@ -199,6 +291,8 @@ def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filen
     scope = dict(ns.values)
     scope.update(scope_extra)
     scope["_MISS"] = MISS
+    scope["_strict_errstate"] = strict_errstate
+    scope["_BackendUnavailable"] = BackendUnavailable
     # Tracebacks and debuggers show the generated source of the entry.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     exec(compile(source, filename, "exec"), scope)

@@ -36,3 +36,9 @@ class InternalCompilerError(Exception):
 
 class CompilerOptionError(ValueError):
     """An invalid option or backend name given to ``compiler.compile``."""
+
+
+class BackendUnavailable(RuntimeError):
+    """A backend cannot run a compiled graph on this machine (no GPU, package missing).
+    It reaches the caller: it is not a failure of the program's ops, so a compiled entry
+    does not hide it behind a native run."""

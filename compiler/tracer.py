@@ -30,6 +30,7 @@ from . import config
 from .exc import InternalCompilerError, Unsupported
 from .output_graph import OutputGraph
 from .side_effects import DELETED
+from .trace_time import WarningTrapped, call_quietly
 from .sources import (BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source,
                       local_param_name)
 from .variables import builder
@@ -41,6 +42,10 @@ from .variables.iterators import GeneratorIterator
 from .variables.functions import BaseUserFunctionVariable, CellVariable
 from .variables.resume_prologue import OpaqueValueVariable
 from .variables.user_objects import TracedObjectVariable
+
+
+def _callable_name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
 
 
 class TracedException(Exception):
@@ -124,9 +129,19 @@ class InstructionTranslatorBase:
         raise TracedException(exc)
 
     def run_constant(self, fn: Any, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
-        """Evaluate a pure function at trace time; its exceptions are the program's."""
+        """Evaluate a pure function at trace time; its exceptions are the program's.
+        A call that would warn or signal a floating-point error is not evaluated here: the
+        effect belongs to every call at its place in the program, under the caller's error
+        state, so the instruction runs natively (a graph break), see compiler.trace_time."""
         try:
-            return fn(*args, **kwargs)
+            return call_quietly(fn, args, kwargs, fp="raise")
+        except WarningTrapped as trapped:
+            raise self.unsupported(f"{_callable_name(fn)} on constants would issue a warning "
+                                   f"({trapped}); it runs natively") from None
+        except FloatingPointError as e:
+            raise self.unsupported(f"{_callable_name(fn)} on constants signals a floating-point "
+                                   f"error ({e}); it runs natively under the caller's error "
+                                   "state") from None
         except Exception as e:  # the traced program raises here
             raise TracedException(e) from None
 

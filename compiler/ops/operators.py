@@ -90,20 +90,8 @@ def getitem_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
     # Advanced indexing copies, so its stand-in result is allocated at full size (trace time
     # only).  A constant index out of range raises NumPy's IndexError here: the frame runs
     # natively and NumPy raises it.  An index array from the graph is checked when the graph
-    # runs (see may_fail_at_run_time).
+    # runs (see compiler.ops.effects).
     return evaluate_view(operator.getitem, args, {}, op.name)
-
-
-def may_fail_at_run_time(node: Any) -> bool:
-    """Whether a graph node's success depends on the data: indexing with an integer
-    array computed in the graph raises IndexError when a value is out of range.  A
-    graph holding such a node must run the plain function when the graph raises, so
-    that side effects, handlers and the error itself are exactly the plain call's.
-    (``operator.setitem`` is the tracer's item assignment into a temporary.)"""
-    if getattr(node, "target", None) not in ("operator.getitem", "operator.setitem") \
-            or len(node.args) < 2:
-        return False
-    return any(getattr(item, "op", None) is not None for item in _index_items(node.args[1]))
 
 
 def pow_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:

@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from compiler.exc import Unsupported
+from compiler.trace_time import WarningTrapped
 
 KINDS = ("elementwise", "reduction", "shape", "creation", "linalg", "other")
 
@@ -53,6 +54,9 @@ class OpInfo:
             return self.rule(self, args, kwargs)
         except Unsupported:
             raise
+        except WarningTrapped as trapped:  # it would warn in the graph as well, on every call
+            raise Unsupported(f"{self.name} issues a warning for these argument types or shapes "
+                              f"({trapped}); it runs natively") from None
         except Exception as error:  # NumPy rejected the stand-in call: it rejects the real one
             raise Unsupported(f"{self.name}: {type(error).__name__}: {error}") from error
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from compiler.exc import Unsupported
 from compiler.ops import rules
+from compiler.ops.effects import DATA_DEPENDENT_WARNINGS
 from compiler.ops.opinfo import OpInfo
 
 # name -> parameters after the array, in positional order.
@@ -50,6 +51,11 @@ CUMULATIVE: Dict[str, Tuple[str, ...]] = {
 
 
 def _checked(name: str, rule):
+    if name in DATA_DEPENDENT_WARNINGS:
+        def refused(op, args, kwargs):
+            raise Unsupported(f"{op.name} issues a warning depending on the values (an all-NaN "
+                              "slice), which a graph could not keep in its place; it runs natively")
+        return refused
     if name in ("median", "nanmedian"):
         def no_overwrite(op, args, kwargs):
             if kwargs.get("overwrite_input"):

@@ -112,8 +112,31 @@ def reduction_rule(params: Sequence[str], *, cumulative: bool = False) -> Callab
                 shape = array.shape
             return exact_or_shaped(op, args, kwargs, shape)
         shape = shapes.reduce(array.shape, axis, bool(bound.get("keepdims", False)), op.name)
+        if "ddof" in bound:
+            args, kwargs = _without_ddof(op, array, axis, bound)
         return with_shape(evaluate(op.fn, args, kwargs, op.name), shape, op.name)
     return rule
+
+
+def _without_ddof(op: Any, array: TensorMeta, axis: Any, bound: dict) -> Tuple[tuple, dict]:
+    """std / var: NumPy warns "Degrees of freedom <= 0" when the count of reduced values
+    minus ddof is not positive, which the full shape decides (refused: the graph would
+    warn on every run); the miniature's count is 1, so it is evaluated without ddof (the
+    result dtype does not depend on it)."""
+    ddof = bound["ddof"]
+    if metas_in(ddof) or not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise Unsupported(f"{op.name}: ddof must be a constant number")
+    if axis is None:
+        count = array.size
+    else:
+        axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+        count = 1
+        for a in {shapes.normalize_axis(a, max(array.ndim, 1), op.name) for a in axes}:
+            count *= array.shape[a] if array.ndim else 1
+    if count - ddof <= 0:
+        raise Unsupported(f"{op.name} issues a warning for these argument types or shapes "
+                          f"(RuntimeWarning: Degrees of freedom <= 0 for slice); it runs natively")
+    return (array,), {k: v for k, v in bound.items() if k != "ddof"}
 
 
 def norm_rule(op: Any, args: tuple, kwargs: dict) -> Any:

@@ -21,11 +21,11 @@ NumPy 1.x casts by *value* when 0-d operands meet n-d ones
 """
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
+from compiler import trace_time
 from compiler.exc import Unsupported
 from compiler.graph import TensorMeta
 
@@ -94,11 +94,12 @@ def meta_of_result(result: Any, what: str) -> Any:
 
 
 def call_quietly(fn: Callable, args: tuple, kwargs: Dict[str, Any]) -> Any:
-    """fn(*args, **kwargs) with floating-point and other warnings silenced:
-    stand-in values (zeros) are meaningless, only the result type matters."""
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
+    """fn(*args, **kwargs) with floating-point errors ignored (stand-in values are zeros:
+    what they signal says nothing about the real data) and any Python warning raised as
+    compiler.trace_time.WarningTrapped: a warning that depends only on metadata (a
+    ComplexWarning from a cast, "Mean of empty slice") would be issued by the graph at run
+    time too, where it cannot be put back in its place, so such an op is not captured."""
+    return trace_time.call_quietly(fn, args, kwargs, fp="ignore")
 
 
 def _extreme_values(dtype: np.dtype) -> List[Any]:

@@ -76,13 +76,17 @@ def run_once(fn: Callable[..., Any], call: Call) -> Outcome:
     reset_globals()
     stream = _TracingStream()
     value, error = None, None
-    with contextlib.redirect_stdout(stream):
+    # Warnings are recorded in order and written into the stream (so into TRACE too); the error
+    # state after the call is compared (corpus_runner.observing).
+    with contextlib.redirect_stdout(stream), corpus_runner.observing(stream) as (seen, errstate):
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # the plain function's exceptions are part of its behaviour
             error = exc
+        errstate.update(np.geterr())
     return Outcome(value, error, stream.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)),
-                   globals_after=snapshot_globals(), trace=copy.deepcopy(TRACE))
+                   warnings=seen, errstate=errstate, globals_after=snapshot_globals(),
+                   trace=copy.deepcopy(TRACE))
 
 
 def assert_same_outcome(plain: Outcome, compiled: Outcome, where: str) -> None:

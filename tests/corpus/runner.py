@@ -1,17 +1,25 @@
 """Run a corpus case plain and compiled and check that nothing observable differs; check explain() expectations.
 
 Everything observable is compared: the return value (exact types and values, see ``compare.assert_same``),
-what was printed, the exception raised (type and message), the arguments after the call (mutations), and
-which returned arrays share memory with the inputs.  The plain run gets a deep copy of the arguments.
+what was printed, the exception raised (type and message), the arguments after the call (mutations),
+which returned arrays share memory with the inputs, the warnings issued (category, message and
+location, in order, and in order with the printed text: each one is written into the captured stdout
+as ``[Category: message]``) and NumPy's floating-point error state after the call (``np.geterr()``).
+The plain run gets a deep copy of the arguments.  Every run records warnings under
+``simplefilter("always")`` and starts from, and is put back to, the error state of the test.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
 import io
+import os
 import traceback
+import warnings
 from dataclasses import dataclass
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
 
 from .compare import aliasing, assert_same
 from .registry import Call, Case
@@ -24,18 +32,44 @@ class Outcome:
     stdout: str
     arguments: Any           # (args, kwargs) after the call
     aliases: Any             # compare.aliasing(value, arguments)
+    # (category, message, file name, line) of each warning, in order; None: not recorded
+    warnings: Optional[List[Tuple[str, str, str, int]]] = None
+    errstate: Optional[Dict[str, str]] = None   # np.geterr() right after the call
+
+
+@contextlib.contextmanager
+def observing(stream: Any) -> Iterator[Tuple[List[Tuple[str, str, str, int]], Dict[str, str]]]:
+    """Record every warning (into the list yielded, and as a line into ``stream`` so that its
+    order relative to printed text is kept) and restore NumPy's error state afterwards; the
+    dict yielded is to be filled with ``np.geterr()`` by the caller right after the call."""
+    seen: List[Tuple[str, str, str, int]] = []
+    errstate: Dict[str, str] = {}
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None,
+             line: Any = None) -> None:
+        if str(message).startswith("tracematrix:"):
+            return  # the compiler's own diagnostics (cache limit reached), documented, not compared
+        seen.append((category.__name__, str(message), os.path.basename(filename), lineno))
+        stream.write(f"[{category.__name__}: {message}]\n")
+
+    with warnings.catch_warnings(), np.errstate():
+        warnings.simplefilter("always")
+        warnings.showwarning = show
+        yield seen, errstate
 
 
 def run(fn: Callable[..., Any], call: Call) -> Outcome:
     args, kwargs = copy.deepcopy((call.args, call.kwargs))
     out = io.StringIO()
     value, error = None, None
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), observing(out) as (seen, errstate):
         try:
             value = fn(*args, **kwargs)
         except Exception as exc:  # the plain function's exceptions are part of its behaviour
             error = exc
-    return Outcome(value, error, out.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)))
+        errstate.update(np.geterr())
+    return Outcome(value, error, out.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)),
+                   warnings=seen, errstate=errstate)
 
 
 def assert_same_outcome(plain: Outcome, compiled: Outcome, *, close: Optional[str], where: str) -> None:
@@ -52,6 +86,12 @@ def assert_same_outcome(plain: Outcome, compiled: Outcome, *, close: Optional[st
         assert compiled.aliases == plain.aliases, (
             f"{where}: returned arrays share memory with the inputs differently "
             f"(compiled {compiled.aliases}, plain {plain.aliases})")
+    if plain.warnings is not None and compiled.warnings is not None:
+        assert compiled.warnings == plain.warnings, (
+            f"{where}: warnings {compiled.warnings}, plain issued {plain.warnings}")
+    if plain.errstate is not None and compiled.errstate is not None:
+        assert compiled.errstate == plain.errstate, (
+            f"{where}: np.geterr() after the call is {compiled.errstate}, plain {plain.errstate}")
     assert compiled.stdout == plain.stdout, f"{where}: printed {compiled.stdout!r}, plain printed {plain.stdout!r}"
     assert_same(plain.arguments, compiled.arguments, close=close, path=f"{where}: arguments after the call")
 

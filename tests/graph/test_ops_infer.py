@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import compiler.ops as ops
 from compiler.exc import Unsupported
+from compiler.ops import DATA_DEPENDENT_WARNINGS
 from compiler.graph import TensorMeta
 from compiler.ops.standins import VALUE_BASED_CASTING, map_metas
 from tests.graph.op_cases import builder_for
@@ -64,6 +65,13 @@ def _run(op, args, kwargs):
         return op.fn(*args, **kwargs)
 
 
+def _warns(op, args, kwargs) -> bool:
+    with np.errstate(all="ignore"), warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        op.fn(*args, **kwargs)
+    return bool(seen)
+
+
 def test_allowlist_has_at_least_100_numpy_functions():
     names = {op.name for op in ALL_OPS if op.name.startswith("numpy.")}
     assert len(names) >= 100, sorted(names)
@@ -93,8 +101,14 @@ def test_infer_matches_numpy(op, data):
         # The only refusals allowed for a call NumPy accepts: a result shape
         # that depends on the data, or a dtype that depends on a 0-d
         # operand's value (NumPy 1.x value-based casting).
+        # Or a Python warning the call issues (the graph would issue it on every run, out of
+        # its place): refused when the real call warns too, or always for ops whose warnings
+        # depend on the values (compiler.ops.effects.DATA_DEPENDENT_WARNINGS).
         reason = str(refusal)
-        assert "data-dependent" in reason or (VALUE_BASED_CASTING and "value-based casting" in reason), \
+        assert "data-dependent" in reason or (VALUE_BASED_CASTING and "value-based casting" in reason) \
+            or ("issues a warning for these argument types" in reason and _warns(op, args, kwargs)) \
+            or ("warning depending on the values" in reason
+                and op.name.split(".")[-1] in DATA_DEPENDENT_WARNINGS), \
             f"{op.name} refused a valid call: {refusal}"
         return
     assert _same(inferred, real), f"{op.name}{args!r} {kwargs!r}: inferred {inferred}, real {real}"
@@ -203,3 +217,22 @@ def test_allow_in_graph_infers_by_running_on_stand_ins():
     finally:
         ops.remove_function(double_rows)
     assert ops.lookup_function(double_rows) is None
+
+
+def test_which_nodes_may_fail_at_run_time():
+    """Views, copies and integer arithmetic cannot fail; float arithmetic, integer division and
+    NumPy-scalar integer arithmetic (it warns on overflow) may (compiler.ops.effects)."""
+    from compiler.graph import Graph
+    g = Graph()
+    xf = g.placeholder("xf", TensorMeta((3,), np.float64))
+    xi = g.placeholder("xi", TensorMeta((3,), np.int64))
+    si = g.placeholder("si", TensorMeta((), np.int64, "scalar"))
+    add, div = ops.lookup_operator("add"), ops.lookup_operator("floordiv")
+    cannot = [g.call(ops.lookup_method("reshape"), (xf, (3, 1))), g.call(add, (xi, xi)),
+              g.call(ops.lookup_function(np.concatenate), ([xi, xi],)),
+              g.call(ops.lookup_operator("getitem"), (xf, slice(1, None))), g.call(add, (xi, 1))]
+    may = [g.call(add, (xf, xf)), g.call(div, (xi, xi)), g.call(add, (si, si)),
+           g.call(ops.lookup_function(np.concatenate), ([xi, xf],)), g.call(add, (xi, 2 ** 40)),
+           g.call(ops.lookup_method("astype"), (xf, np.int8))]
+    assert [ops.may_fail_at_run_time(n) for n in cannot] == [False] * len(cannot)
+    assert [ops.may_fail_at_run_time(n) for n in may] == [True] * len(may)

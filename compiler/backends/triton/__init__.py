@@ -19,7 +19,9 @@ import importlib.util
 import logging
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+import numpy as np
 
 from compiler.backends.base import Backend, CompiledGraph, check_graph
 from compiler.backends.eager import make_runner
@@ -27,7 +29,9 @@ from compiler.backends.triton import toolchain
 from compiler.backends.triton.codegen import build_program
 from compiler.backends.triton.lowering import NotLowerable
 from compiler.backends.triton.program import Program
+from compiler.exc import BackendUnavailable
 from compiler.graph import Graph
+from compiler.ops import may_fail_at_run_time
 
 logger = logging.getLogger("compiler.backends.triton")
 
@@ -48,7 +52,7 @@ __all__ = ["TOLERANCES", "CompileReport", "KernelReport", "ProgramRunner", "Trit
            "TritonUnavailable", "available", "unavailable_reason"]
 
 
-class TritonUnavailable(RuntimeError):
+class TritonUnavailable(BackendUnavailable):
     """The Triton backend cannot run kernels here (no Triton, no GPU, no array library)."""
 
 
@@ -79,9 +83,10 @@ class ProgramRunner:
         self._module: Any = None
         self._device: Any = None
 
-    def __call__(self, *inputs: Any) -> tuple:
-        from compiler.backends.triton.launch import device_arrays, run_program
+    def load(self) -> None:
+        """Load the kernels (once); raises TritonUnavailable where they cannot run."""
         if self._module is None:
+            from compiler.backends.triton.launch import device_arrays
             reason = unavailable_reason()
             if reason is not None:
                 raise TritonUnavailable(
@@ -90,7 +95,36 @@ class ProgramRunner:
                     "for the kernels and their IR without running them")
             self._module = toolchain.load_kernel_module(self.program.module_source)
             self._device = device_arrays()
+
+    def __call__(self, *inputs: Any) -> tuple:
+        from compiler.backends.triton.launch import run_program
+        self.load()
         return run_program(self.program, inputs, self._device, self._module)
+
+
+class ErrorStateDispatch:
+    """A graph whose ops may signal floating-point errors, for the kernels or the eager
+    backend, chosen per call.  Kernels set no NumPy floating-point flags, so they run only
+    while NumPy's error state ignores every error (nothing could be reported then); under
+    any other state the graph runs eagerly, where NumPy reports errors exactly as the plain
+    function would see them (compiler.entry_codegen: ops that fail inside a graph)."""
+
+    def __init__(self, kernels: Callable[..., tuple], eager: Callable[..., tuple]) -> None:
+        self.kernels = kernels
+        self.eager = eager
+
+    @property
+    def program(self) -> Program:
+        return self.kernels.program
+
+    def __call__(self, *inputs: Any) -> tuple:
+        load = getattr(self.kernels, "load", None)
+        if load is not None:
+            load()  # a machine that cannot run the kernels says so, whichever path this call takes
+        for mode in np.geterr().values():
+            if mode != "ignore":
+                return self.eager(*inputs)
+        return self.kernels(*inputs)
 
 
 @dataclass
@@ -140,7 +174,10 @@ class TritonBackend(Backend):
         except NotLowerable as reason:
             logger.info("graph %s runs through the eager backend: %s", graph.graph_hash(), reason)
             return CompiledGraph(make_runner(graph), graph, "eager", fallback_reason=str(reason))
-        return CompiledGraph(ProgramRunner(program), graph, self.name,
+        runner: Any = ProgramRunner(program)
+        if any(may_fail_at_run_time(node) for node in graph.call_nodes):
+            runner = ErrorStateDispatch(runner, make_runner(graph))
+        return CompiledGraph(runner, graph, self.name,
                              kernel_count=len(program.kernels), source=program.module_source)
 
     def compile_only(self, graph: Graph,
