@@ -265,7 +265,8 @@ def native_call_body(code: types.CodeType) -> List[str]:
     if code.co_flags & 0x04:  # *args
         parts.append("*" + local_param_name(names[index]))
         index += 1
-    parts += [f"{n}={local_param_name(n)}" for n in names[n_pos:n_pos + n_kwonly]]
+    parts += [f"{n}={local_param_name(n)}" if n.isidentifier() else f"**{{{n!r}: {local_param_name(n)}}}"
+              for n in names[n_pos:n_pos + n_kwonly]]
     if code.co_flags & 0x08:  # **kwargs
         parts.append("**" + local_param_name(names[index]))
     # Entries are shared by every function object of this code (sibling closures):

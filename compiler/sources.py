@@ -22,9 +22,13 @@ ConstNamer = Callable[[Any], str]
 
 
 def local_param_name(name: str) -> str:
-    """The parameter name the generated entry function uses for local ``name`` (a
-    comprehension's hidden argument ".0" becomes L__0)."""
-    return "L_" + (name if name.isidentifier() else name.replace(".", "_"))
+    """The parameter name the generated entry function uses for local ``name``: ``L_name``;
+    a name that is no identifier (a comprehension's hidden ".0", pytest's "@py_assert1",
+    anything a code object built by hand holds) is spelled by its UTF-8 bytes in hex under
+    another prefix, so that every name maps to a distinct identifier."""
+    if name.isidentifier():
+        return "L_" + name
+    return "Lx_" + name.encode("utf-8", "surrogatepass").hex()
 
 
 def param_names(code: CodeType) -> List[str]:

@@ -61,7 +61,11 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
             return fn(*args, **kwargs)
         key = (fn.__defaults__, fn.__kwdefaults__)
         if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
-            signature_for[:] = [key, inspect.signature(fn, follow_wrapped=False)]
+            try:
+                signature_for[:] = [key, inspect.signature(fn, follow_wrapped=False)]
+            except ValueError:  # parameter names inspect refuses (a code object built by hand)
+                frame_cache.run_natively("inspect cannot describe the parameters, so calls cannot be bound")
+                return fn(*args, **kwargs)
         try:
             bound = signature_for[1].bind(*args, **kwargs)
         except TypeError:

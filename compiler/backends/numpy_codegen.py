@@ -61,8 +61,10 @@ class _Emitter:
             return repr(value)
         if value is Ellipsis:
             return "..."
+        if type(value) is int and -10 ** 18 < value < 10 ** 18:
+            return repr(value)
         if isinstance(value, int):
-            return repr(int(value))
+            return self.bind(value, "c")  # the object itself: int subclasses, ints too long to spell
         if isinstance(value, float) and math.isfinite(value):
             return repr(value)
         if isinstance(value, tuple):

@@ -619,3 +619,31 @@ def local_function_calling_itself_across_a_break():
 
 def test_a_cell_that_holds_its_own_function_is_rebuilt():
     assert_same_behaviour(local_function_calling_itself_across_a_break)
+
+
+# -- any name a code object can hold --------------------------------------------------------
+
+def _renamed(fn, renames):
+    code = fn.__code__
+    new = types.FunctionType(code.replace(co_varnames=tuple(renames.get(n, n) for n in code.co_varnames)),
+                             fn.__globals__, fn.__name__, fn.__defaults__)
+    new.__kwdefaults__ = {renames.get(k, k): v for k, v in (fn.__kwdefaults__ or {}).items()}
+    return new
+
+
+def _uses_locals(x, *, scale=2.0):
+    tmp = x + 1
+    print(end="")  # a graph break: the locals cross into a continuation
+    other = tmp * scale
+    return other - x
+
+
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+@pytest.mark.parametrize("renames", [{"tmp": "@py_assert1", "other": "@py_format3"}, {"tmp": ".0"},
+                                     {"x": "x y", "tmp": "é"}, {"scale": "not-an-identifier"},
+                                     {"tmp": "Lx_746d70"}])
+def test_locals_that_are_not_identifiers(renames, backend):
+    fn = _renamed(_uses_locals, renames)
+    expected = fn(np.arange(3.0))
+    got = compiler.compile(fn, backend=backend)(np.arange(3.0))
+    np.testing.assert_array_equal(got, expected)
