@@ -20,12 +20,15 @@ def _make(tx: InstructionTranslatorBase, code, qualname, flags, values) -> Neste
     defaults = values.get("defaults")
     kwdefaults = values.get("kwdefaults")
     closure = values.get("closure")
-    return NestedFunctionVariable(
+    fn = NestedFunctionVariable(
         code, qualname, tx.f_globals, tx.globals_source,
         defaults.unpack(tx) if defaults is not None else None,
         dict(kwdefaults.items) if isinstance(kwdefaults, DictVariable) else None,
         closure.unpack(tx) if closure is not None else [],
     )
+    fn.annotations = values.get("annotations")
+    fn.annotate = values.get("annotate")
+    return fn
 
 
 @handler("MAKE_FUNCTION")
@@ -62,6 +65,10 @@ def set_function_attribute(tx: InstructionTranslatorBase, inst: Instruction):
         fn._kwdefaults = dict(value.items) if isinstance(value, DictVariable) else None
     elif name == "closure":
         fn._closure = value.unpack(tx)
+    elif name == "annotations":
+        fn.annotations = value
+    elif name == "annotate":
+        fn.annotate = value
     tx.push(fn)
 
 

@@ -292,6 +292,9 @@ def _tuple(tx: Translator, args, kwargs):
     if not args and not kwargs:
         return TupleVariable([])
     if len(args) == 1 and not kwargs:
+        if type(args[0]) is TupleVariable or (args[0].is_python_constant()
+                                              and type(args[0].as_python_constant()) is tuple):
+            return args[0]  # tuple(t) is t itself for an exact tuple
         return TupleVariable(args[0].unpack(tx))
 
 

@@ -166,6 +166,8 @@ class BaseListVariable(_MethodsByName, VariableTracker):
             # spell out and compile (a fresh list is still made on every call).
             values = cg.const(tuple(i.value for i in self.items))
             return cg.shared(self, lambda: f"list({values})" if kind is list else values)
+        if kind is not list and holds_itself(self):
+            raise Unsupported(f"a {kind.__name__} that holds itself through its items cannot be rebuilt")
         if kind is list and holds_itself(self):
             return cg.shared_filled(self, lambda: "[]", lambda name: f"{name}.extend(["
                                     + ", ".join(item.reconstruct(cg) for item in self.items) + "])")

@@ -78,8 +78,9 @@ def bind_arguments(tx: Translator, code: types.CodeType, args: Sequence[Variable
     sig = _signature_for(code, tuple(defaults) if defaults else None, kwdefaults)
     try:
         bound = sig.bind(*args, **kwargs)
-    except TypeError as e:
-        tx.raise_python_exception(TypeError(f"{code.co_name}() {e}"))
+    except TypeError:
+        # inspect words its errors differently from CPython: the native call raises the real one.
+        raise Unsupported(f"call of {code.co_name}() with arguments its signature refuses") from None
     result: Dict[str, VariableTracker] = {}
     n_defaults = len(defaults or ())
     positional = [p for p in sig.parameters.values()
@@ -220,6 +221,11 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
         self._defaults = defaults
         self._kwdefaults = kwdefaults
         self._closure = closure
+        # MAKE_FUNCTION's annotations (a dict, or a tuple of name/value pairs from 3.10) and
+        # 3.14's __annotate__ function, and attributes the traced code set on the function.
+        self.annotations: Optional[VariableTracker] = None
+        self.annotate: Optional[VariableTracker] = None
+        self.attrs: Dict[str, VariableTracker] = {}
 
     def describe(self) -> str:
         return f"function {self.qualname} (defined in the trace)"
@@ -240,15 +246,39 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
         return self._globals_source
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if name in self.attrs:
+            return self.attrs[name]
         if name == "__name__":
             return ConstantVariable(self.code.co_name)
         if name == "__qualname__":
             return ConstantVariable(self.qualname)
         return super().getattr(tx, name)
 
+    def setattr(self, tx: Translator, name: str, value: VariableTracker) -> None:
+        """``f.attr = value``: kept on the tracker, set on the function when it is rebuilt."""
+        if name.startswith("__") and name.endswith("__"):
+            raise Unsupported(f"setting {name} of {self.describe()}")
+        tx.output.note_mutation(self, f"attribute store .{name} on {self.describe()}")
+        self.attrs[name] = value
+
     def reconstruct(self, cg) -> str:
-        """A new function object with the same code, defaults and cells (shared with the
-        other functions and continuations the entry makes)."""
+        """A new function object with the same code, defaults, cells, annotations and
+        attributes; one object however many places need it (identity, as in Python)."""
+        return cg.shared_filled(self, lambda: self._make(cg), self._fill(cg))
+
+    def _fill(self, cg):
+        def fill(name: str) -> str:
+            parts = []
+            if self.annotations is not None:
+                parts.append(f"{cg.const(_annotations)}({self.annotations.reconstruct(cg)})")
+            else:
+                parts.append("None")
+            annotate = self.annotate.reconstruct(cg) if self.annotate is not None else "None"
+            attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
+            return f"{cg.const(_set_function_extras)}({name}, {parts[0]}, {annotate}, {attrs})"
+        return fill
+
+    def _make(self, cg) -> str:
         defaults = "None"
         if self._defaults:
             defaults = "(" + "".join(d.reconstruct(cg) + ", " for d in self._defaults) + ")"
@@ -261,6 +291,22 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
         make = cg.const(_make_function)
         return (f"{make}({cg.const(self.code)}, {cg.const(self._globals)}, {self.qualname!r}, "
                 f"{defaults}, {kwdefaults}, {closure})")
+
+
+def _annotations(value: Any) -> dict:
+    """MAKE_FUNCTION's annotations as a dict (from 3.10 a flat tuple of names and values)."""
+    if isinstance(value, tuple):
+        return dict(zip(value[::2], value[1::2]))
+    return dict(value)
+
+
+def _set_function_extras(fn: types.FunctionType, annotations: Optional[dict], annotate: Any,
+                         attrs: Dict[str, Any]) -> None:
+    if annotations is not None:
+        fn.__annotations__ = annotations
+    if annotate is not None:
+        fn.__annotate__ = annotate  # type: ignore[attr-defined]
+    fn.__dict__.update(attrs)
 
 
 def _make_function(code: types.CodeType, f_globals: dict, qualname: str, defaults: Optional[tuple],

@@ -647,3 +647,64 @@ def test_locals_that_are_not_identifiers(renames, backend):
     expected = fn(np.arange(3.0))
     got = compiler.compile(fn, backend=backend)(np.arange(3.0))
     np.testing.assert_array_equal(got, expected)
+
+
+# -- functions made by the traced code --------------------------------------------------------
+
+def function_attribute_set_in_the_frame():
+    def f():
+        return 1
+    f.attr = 5
+    f.calls = []
+    f.calls.append(f.attr)
+    return f.attr, f.calls, sorted(vars(f))
+
+
+def function_annotations_and_doc():
+    def g(a: int, *, b: "str" = "x") -> float:
+        "doc"
+        return a
+    return g.__annotations__, g.__doc__, g.__kwdefaults__, g.__name__, g.__qualname__
+
+
+def one_local_function_is_one_object():
+    def foo(x, y):
+        return x + y
+    import copy
+    return copy.copy(foo) is foo, [foo][0] is foo
+
+
+def tuple_of_a_tuple_is_itself():
+    t = (1, [2])
+    return tuple(t) is t
+
+
+def call_with_bad_arguments_raises_cpythons_message():
+    def f(a, b):
+        return a
+    return f(1, 2, 3)
+
+
+def tuple_holding_itself_through_a_list():
+    x = ([],)
+    x[0].append(x)
+    return x[0][0] is x, repr(x)
+
+
+@pytest.mark.parametrize("program", [function_attribute_set_in_the_frame, function_annotations_and_doc,
+                                     one_local_function_is_one_object, tuple_of_a_tuple_is_itself,
+                                     call_with_bad_arguments_raises_cpythons_message,
+                                     tuple_holding_itself_through_a_list], ids=lambda p: p.__name__)
+def test_functions_and_tuples_behave_as_plain(program):
+    assert_same_behaviour(program)
+
+
+def test_a_returned_local_function_keeps_annotations_and_attributes():
+    def make():
+        def g(a: int) -> int:
+            return a
+        g.tag = "t"
+        return g
+
+    g = compiler.compile(make, backend="eager")()
+    assert g.__annotations__ == make().__annotations__ and g.tag == "t" and g(3) == 3
