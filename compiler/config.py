@@ -30,6 +30,9 @@ max_inline_depth: int = 48
 # Items the tracer takes out of one iterable it unpacks (list(it), tuple(...), sum(...)):
 # past it the construct is Unsupported instead of a trace that grows without bound.
 max_container_items: int = 10_000
+# Frames tracing may need below the compiled call (nested translators, the builder's
+# recursion): a call with less headroom under sys.getrecursionlimit() runs natively.
+trace_stack_margin: int = 300
 
 # An unsupported construct becomes a graph break (graph so far compiled, the
 # instruction run natively, a continuation compiled for the rest); False makes

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import sys
 import time
 import traceback
 import types
@@ -76,17 +77,30 @@ def _replaced_builtins() -> List[str]:
 _MISSING = object()
 
 
+def _stack_depth() -> int:
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
 def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[Any], backend: Backend,
                   fullgraph: bool, limit: int, compile_callee: CompileCallee) -> Any:
     """Trace ``fn`` for these argument values, install a new entry in ``cache``, and run it.
     Returns the call's result."""
     replaced = _replaced_builtins()
+    why_not = None
     if replaced:
+        why_not = (f"builtins replaced by the program ({', '.join(sorted(replaced))}): the compiler uses them "
+                   "itself, so this call runs natively")
+    elif _stack_depth() + config.trace_stack_margin > sys.getrecursionlimit():
+        why_not = (f"too close to the recursion limit ({sys.getrecursionlimit()}) to trace: tracing needs "
+                   f"about {config.trace_stack_margin} frames of its own, so this call runs natively")
+    if why_not is not None:
         code = fn.__code__
         event = CompilationEvent(compile_id=cache.next_compile_id(), frame_name=_frame_name(fn),
                                  filename=code.co_filename, firstlineno=code.co_firstlineno, backend=backend.name)
-        event.fallback_reason = (f"builtins replaced by the program ({', '.join(sorted(replaced))}): the compiler "
-                                 "uses them itself, so this call runs natively")
+        event.fallback_reason = why_not
         events.record(event)
         logs.log("fallbacks", event.compile_id, "%s runs natively: %s", event.frame_name, event.fallback_reason)
         return _call_native(fn, code, values)

@@ -123,11 +123,13 @@ class OutputCodegen:
         made = create()
         return f"{self.const(_filled)}(({name} := {made}), {fill(name)})"
 
-    def cell_object(self, cell: Any) -> str:
+    def cell_object(self, cell: Any, pending: Optional[List[Tuple[str, Any]]] = None) -> str:
         """An expression for the real cell object behind a CellVariable: the frame's closure
         cell for a free variable; for a cell of the traced code, one new cell made (with its
         contents) where the generated code first needs it, and shared from then on.  The
-        first use is the first one evaluated: expressions are generated in execution order."""
+        first use is the first one evaluated: expressions are generated in execution order.
+        With ``pending``, a new cell is made empty and (name, cell) appended: the caller fills
+        it later (a function whose own cell holds the function fills it once it is named)."""
         if isinstance(cell.source, ClosureSource):
             return f"_cl[{cell.source.index}]"
         name = self._cells.get(id(cell))
@@ -138,9 +140,16 @@ class OutputCodegen:
         made = f"({name} := {self.const(types.CellType)}())"
         if cell.contents is None:
             return made
+        if pending is not None:
+            pending.append((name, cell))
+            return made
         # Made empty and named before its contents are rebuilt: the contents may need the cell
         # (a local function that calls itself holds its own cell in its closure).
         return f"{self.const(_filled)}({made}, {self.const(_set_cell)}({name}, {cell.contents.reconstruct(self)}))"
+
+    def fill_cell(self, name: str, cell: Any) -> str:
+        """The expression that puts a pending cell's contents into it (see cell_object)."""
+        return f"{self.const(_set_cell)}({name}, {cell.contents.reconstruct(self)})"
 
     def source_expr(self, source: Source) -> str:
         return source.expr(self.ns.const)

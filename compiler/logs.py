@@ -48,5 +48,11 @@ def log(channel: str, compile_id: str, message: str, *args: object) -> None:
 
 
 def log_exception(channel: str, compile_id: str, message: str) -> None:
-    """Log with the current exception's traceback (internal errors)."""
-    _loggers[channel].warning(f"[{compile_id}] " + message, exc_info=True)
+    """Log with the current exception's traceback (internal errors), at INFO: the program's
+    own stderr is not the compiler's to write on (the event records the error; switch the
+    channel on to see it).  Logging never raises into the program (a recursion limit that is
+    nearly reached, a broken handler)."""
+    try:
+        _loggers[channel].info(f"[{compile_id}] " + message, exc_info=True)
+    except Exception:  # pragma: no cover - depends on the program's state
+        pass

@@ -15,10 +15,12 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import sys
 import types
 from typing import Any, Callable, Dict, List, Optional
 
 import opcode_tables
+from opcode_tables.linetable import without_lines
 
 from . import config, no_table, trace_rules
 from .backends.base import Backend
@@ -57,7 +59,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     compile_callee = _callee_compiler(backend)
 
     def slow_path(args: tuple, kwargs: dict) -> Any:
-        if frame_cache.native or trace_rules.is_disabled(fn):
+        if frame_cache.native or trace_rules.is_disabled(fn) or _gettrace() is not None:
             return fn(*args, **kwargs)
         key = (fn.__defaults__, fn.__kwdefaults__)
         if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
@@ -99,6 +101,9 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
 
 
 _UNSET = object()
+# Under sys.settrace (a debugger, coverage, a test recording line events) compiled functions
+# run natively: the trace function sees the plain frames and lines.
+_gettrace = sys.gettrace
 
 
 def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure: Optional[tuple],
@@ -125,6 +130,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
     src = (f"def _wrapper({', '.join(params)}):\n"
            f"{prologue}"
+           f"    if _gettrace() is not None:\n"
+           f"        return _slow(({args}{',' if names else ''}), {{}})\n"
            f"    for entry in _entries:\n"
            f"        result = entry(_closure, {args})\n"
            f"        if result is not _MISS:\n"
@@ -137,7 +144,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
         positional = [v for n, v in given if names.index(n) < n_posonly]
         return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
 
-    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path,
+    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
     wrapper = scope["_wrapper"]
@@ -146,6 +153,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
                                         co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
     if hasattr(replaced, "co_qualname"):
         replaced = replaced.replace(co_qualname=fn.__qualname__)
-    wrapper.__code__ = replaced
+    # It bears the function's name, so a trace function must not see lines of it.
+    wrapper.__code__ = without_lines(replaced, opcode_tables.current_table().fact("linetable"))
     wrapper.__qualname__ = fn.__qualname__
     return wrapper

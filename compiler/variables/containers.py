@@ -51,13 +51,23 @@ def holds_itself(var: VariableTracker) -> bool:
 
 
 def _children(var: VariableTracker) -> List[VariableTracker]:
+    """The trackers a rebuilt ``var`` holds: items, dict values, attributes, the dict behind
+    a view, the sequence behind an iterator, a function's cells."""
+    found: List[VariableTracker] = []
     items = getattr(var, "items", None)
     if isinstance(items, dict):
-        return list(items.values())
-    if isinstance(items, list):
-        return items
+        found += items.values()
+    elif isinstance(items, list):
+        found += items
     attrs = getattr(var, "attrs", None)
-    return list(attrs.values()) if isinstance(attrs, dict) else []
+    if isinstance(attrs, dict):
+        found += attrs.values()
+    for name in ("owner", "seq", "inner", "contents"):
+        child = getattr(var, name, None)
+        if isinstance(child, VariableTracker):
+            found.append(child)
+    found += [c for c in getattr(var, "_closure", None) or () if isinstance(c, VariableTracker)]
+    return found
 
 
 def _const_key(key: VariableTracker) -> Any:

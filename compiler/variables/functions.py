@@ -264,21 +264,25 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
     def reconstruct(self, cg) -> str:
         """A new function object with the same code, defaults, cells, annotations and
         attributes; one object however many places need it (identity, as in Python)."""
-        return cg.shared_filled(self, lambda: self._make(cg), self._fill(cg))
+        pending: List[Any] = []   # cells made empty in the closure, filled once the function is named
+        return cg.shared_filled(self, lambda: self._make(cg, pending), self._fill(cg, pending))
 
-    def _fill(self, cg):
+    def _fill(self, cg, pending: List[Any]):
         def fill(name: str) -> str:
-            parts = []
-            if self.annotations is not None:
-                parts.append(f"{cg.const(_annotations)}({self.annotations.reconstruct(cg)})")
-            else:
-                parts.append("None")
-            annotate = self.annotate.reconstruct(cg) if self.annotate is not None else "None"
-            attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
-            return f"{cg.const(_set_function_extras)}({name}, {parts[0]}, {annotate}, {attrs})"
+            parts = [cg.fill_cell(cell_name, cell) for cell_name, cell in pending]
+            if parts:
+                return f"({', '.join(parts)}, {self._extras(cg, name)})"
+            return self._extras(cg, name)
         return fill
 
-    def _make(self, cg) -> str:
+    def _extras(self, cg, name: str) -> str:
+        annotations = f"{cg.const(_annotations)}({self.annotations.reconstruct(cg)})" \
+            if self.annotations is not None else "None"
+        annotate = self.annotate.reconstruct(cg) if self.annotate is not None else "None"
+        attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
+        return f"{cg.const(_set_function_extras)}({name}, {annotations}, {annotate}, {attrs})"
+
+    def _make(self, cg, pending: List[Any]) -> str:
         defaults = "None"
         if self._defaults:
             defaults = "(" + "".join(d.reconstruct(cg) + ", " for d in self._defaults) + ")"
@@ -287,7 +291,7 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
             kwdefaults = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self._kwdefaults.items()) + "}"
         closure = "None"
         if self._closure:
-            closure = "(" + "".join(cg.cell_object(c) + ", " for c in self._closure) + ")"
+            closure = "(" + "".join(cg.cell_object(c, pending) + ", " for c in self._closure) + ")"
         make = cg.const(_make_function)
         return (f"{make}({cg.const(self.code)}, {cg.const(self._globals)}, {self.qualname!r}, "
                 f"{defaults}, {kwdefaults}, {closure})")

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import compiler
+import opcode_tables
 
 
 def outcome(fn, *args):
@@ -708,3 +709,66 @@ def test_a_returned_local_function_keeps_annotations_and_attributes():
 
     g = compiler.compile(make, backend="eager")()
     assert g.__annotations__ == make().__annotations__ and g.tag == "t" and g(3) == 3
+
+
+# -- the program's view of the interpreter: tracing, recursion limit, stderr -------------------
+
+def test_a_trace_function_sees_the_plain_lines():
+    def f(n):
+        total = 0
+        for i in range(n):
+            total += i
+        return total
+
+    def lines_of(fn):
+        seen = []
+
+        def trace(frame, event, arg):
+            if event == "line" and frame.f_code.co_name == "f":
+                seen.append(frame.f_lineno - f.__code__.co_firstlineno)
+            return trace
+
+        old = sys.gettrace()
+        sys.settrace(trace)
+        try:
+            fn(3)
+        finally:
+            sys.settrace(old)
+        return seen
+
+    compiled = compiler.compile(f, backend="eager")
+    compiled(3)  # compiled once without tracing: a cache entry exists
+    expected, got = lines_of(f), lines_of(compiled)
+    if opcode_tables.current_table().fact("linetable") == "lnotab":
+        # 3.8/3.9's line table cannot say "no line": the wrapper (named f) shows one event.
+        assert got[1:] == expected and len(got) == len(expected) + 1
+    else:
+        assert got == expected
+
+
+def test_near_the_recursion_limit_frames_run_natively():
+    def f(x):
+        return x + 1
+
+    compiled = compiler.compile(f, backend="eager")
+    old = sys.getrecursionlimit()
+    depth = len(__import__("inspect").stack(0))
+    sys.setrecursionlimit(depth + 50)
+    try:
+        assert compiled(1) == 2
+    finally:
+        sys.setrecursionlimit(old)
+    assert "recursion limit" in compiler.events()[-1].fallback_reason
+
+
+def test_an_internal_error_does_not_write_to_stderr(monkeypatch, capsys):
+    import compiler.tracer as tracer_module
+
+    def broken(self):
+        raise RuntimeError("a bug in the tracer")
+
+    monkeypatch.setattr(compiler.config, "raise_internal_errors", False)
+    monkeypatch.setattr(tracer_module.InstructionTranslator, "run", broken)
+    assert compiler.compile(lambda x: x * 2, backend="eager")(3) == 6
+    assert capsys.readouterr().err == ""
+    assert "internal compiler error" in compiler.events()[-1].fallback_reason
