@@ -25,7 +25,7 @@ from .exc import Unsupported
 from .graph import Graph, Node
 from .guards import GuardSet, Namespace
 from .side_effects import SideEffects
-from .sources import Source
+from .sources import Source, has_instance_dict
 from .variables.base import VariableTracker
 
 
@@ -178,5 +178,5 @@ def _is_mutable_object(value: Any) -> bool:
     if isinstance(value, (list, dict, set, bytearray)):
         return True
     tp = type(value)
-    return hasattr(value, "__dict__") and tp.__module__ != "builtins" and not isinstance(
+    return has_instance_dict(tp) and tp.__module__ != "builtins" and not isinstance(
         value, (type, types.ModuleType, types.FunctionType, np.ndarray, np.generic))

@@ -156,3 +156,10 @@ class TypeSource(Source):
 def closure_cell_source(function_source: Source, index: int) -> Source:
     """The contents of cell ``index`` of a function reached through ``function_source``."""
     return AttrSource(ItemSource(AttrSource(function_source, "__closure__"), index), "cell_contents")
+
+
+def has_instance_dict(tp: type) -> bool:
+    """Whether instances of ``tp`` have a ``__dict__``, asked of the type: reading
+    ``obj.__dict__`` (or ``hasattr``) creates the dict of objects that make it lazily, and
+    that is visible (functools.partial no longer flattens a partial whose dict exists)."""
+    return getattr(tp, "__dictoffset__", 0) != 0

@@ -32,7 +32,7 @@ from .output_graph import OutputGraph
 from .side_effects import DELETED
 from .trace_time import WarningTrapped, call_quietly
 from .sources import (BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source,
-                      local_param_name)
+                      has_instance_dict, local_param_name)
 from .variables import builder
 from .variables.base import VariableTracker, current_serial
 from .variables.builtins import ExceptionVariable
@@ -382,7 +382,7 @@ def _carried_opaquely(value: Any, entered_next: bool) -> bool:
     whose only use here is a call or a with block, both run natively."""
     if isinstance(value, _C_BOUND_METHOD_TYPES):
         return not isinstance(getattr(value, "__self__", None), types.ModuleType)
-    if isinstance(value, types.MethodType) and not hasattr(value.__self__, "__dict__"):
+    if isinstance(value, types.MethodType) and not has_instance_dict(type(value.__self__)):
         return True  # its object could only be guarded by identity (np.errstate's __exit__)
     return entered_next
 

@@ -20,7 +20,7 @@ import numpy as np
 from .. import config, trace_rules
 from ..exc import Unsupported
 from ..graph import TensorMeta
-from ..sources import AttrSource, ItemSource, Source
+from ..sources import AttrSource, ItemSource, Source, has_instance_dict
 from .array import ArrayVariable
 from .base import VariableTracker
 from .builtins import BuiltinVariable
@@ -239,7 +239,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             return OpaqueCallableVariable(value, source, "a C function the tracer does not model")
     if callable(value) and trace_rules.is_numpy_object(value):
         return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
-    if tp.__module__ == "builtins" and not hasattr(value, "__dict__"):
+    if tp.__module__ == "builtins" and not has_instance_dict(tp):
         raise Unsupported(f"value of type {tp.__name__} from {source.name() if source else 'the trace'}")
     if guards is not None:
         guards.type_match(source, tp)

@@ -425,7 +425,16 @@ def _slice(tx: Translator, args, kwargs):
 
 def _partial(tx: Translator, args, kwargs):
     if args:
-        return PartialVariable(args[0], list(args[1:]), dict(kwargs))
+        func = args[0]
+        if isinstance(func, PartialVariable):
+            if func.source is not None:
+                return None  # CPython flattens it only without an instance __dict__: the real call decides
+            # CPython flattens partial(partial(f, a), b) into partial(f, a, b).
+            return PartialVariable(func.func, func.args + list(args[1:]), {**func.kwargs, **kwargs})
+        if not func.is_python_constant() and not isinstance(func, (BaseUserFunctionVariable, BoundMethodVariable,
+                                                                   BuiltinVariable)):
+            return None  # the real partial checks callability (and flattens what it can see)
+        return PartialVariable(func, list(args[1:]), dict(kwargs))
 
 
 def _print(tx: Translator, args, kwargs):
@@ -439,8 +448,9 @@ def _callable(tx: Translator, args, kwargs):
         var = args[0]
         if var.is_python_constant():
             return ConstantVariable(callable(var.as_python_constant()))
-        return ConstantVariable(isinstance(var, (BaseUserFunctionVariable, BoundMethodVariable,
-                                                 PartialVariable, BuiltinVariable)))
+        # callable(x) is whether x's type defines __call__ (asked of the type, as CPython does).
+        tp = _python_type_of(tx, var)
+        return ConstantVariable(any("__call__" in vars(k) for k in tp.__mro__))
 
 
 def _scalar_conversion(fn):

@@ -772,3 +772,50 @@ def test_an_internal_error_does_not_write_to_stderr(monkeypatch, capsys):
     assert compiler.compile(lambda x: x * 2, backend="eager")(3) == 6
     assert capsys.readouterr().err == ""
     assert "internal compiler error" in compiler.events()[-1].fallback_reason
+
+
+# -- partial, callable, and objects the compiler only looks at ----------------------------------
+
+def _signature(part):
+    return (part.func, part.args, part.keywords, part.__dict__)
+
+
+def nested_partials_are_flattened():
+    import functools
+    inner = functools.partial(_signature, "asdf")
+    nested = functools.partial(inner, bar=True)
+    flat = functools.partial(_signature, "asdf", bar=True)
+    return _signature(nested) == _signature(flat), callable(nested), callable(inner.func)
+
+
+class _CallableThing:
+    def __call__(self):
+        return 1
+
+
+def callable_of_objects_from_outside(things):
+    return [callable(t) for t in things]
+
+
+@pytest.mark.parametrize("program", [nested_partials_are_flattened], ids=lambda p: p.__name__)
+def test_partial_behaves_as_plain(program):
+    assert_same_behaviour(program)
+
+
+def test_callable_asks_the_type():
+    import functools
+    things = [functools.partial(len), _CallableThing(), object(), len, _CallableThing, 3]
+    assert_same_behaviour(callable_of_objects_from_outside, things)
+
+
+def test_looking_at_an_argument_does_not_give_it_a_dict():
+    import functools
+
+    def fn(p, x):
+        return x + 1, p
+
+    plain_p, ours_p = functools.partial(len), functools.partial(len)
+    fn(plain_p, 1)
+    compiler.compile(fn, backend="eager")(ours_p, 1)
+    # A partial whose __dict__ exists is no longer flattened by functools.partial(p, ...).
+    assert functools.partial(ours_p).func is functools.partial(plain_p).func is len
