@@ -281,7 +281,7 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
         try:
             try:
                 rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
-                                       live=p.live, blocks=p.blocks, name=label, qualname=qualname,
+                                       live=p.live, blocks=p.blocks, **_code_names(p.code),
                                        break_index=p.index, exits=exits, packer=pack)
             except ValueError as e:
                 if not exits:
@@ -311,7 +311,7 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
         qualname = f"{p.qualname}.{label}"
         try:
             rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
-                                   live=e.live, blocks=e.blocks, name=label, qualname=qualname)
+                                   live=e.live, blocks=e.blocks, **_code_names(p.code))
             code = _with_cells_as_free(rc.code, p.code)
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
@@ -319,6 +319,14 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
         cont = registry.put(key, ctx.make_continuation(code, f_globals, qualname), qualname)
         _log_code(qualname, code)
     return cont
+
+
+def _code_names(code: types.CodeType) -> dict:
+    """Stubs and continuations are code objects named as the original (co_name, co_qualname):
+    tracebacks, frame.f_code.co_name and warnings show the function the user wrote.  The
+    function objects and the compiler's labels say ``__break_at_<offset>`` /
+    ``__resume_at_<offset>`` (compiler.resume, compiler.debug)."""
+    return {"name": code.co_name, "qualname": getattr(code, "co_qualname", code.co_name)}
 
 
 def _log_code(label: str, code: types.CodeType) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import os
 import sys
 import types
 from typing import Any, Callable, Dict, List, Optional
@@ -91,7 +92,10 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         compiled = _positional_wrapper(fn, entries, closure, slow_path)
     else:
         def compiled(*args: Any, **kwargs: Any) -> Any:
-            return slow_path(args, kwargs)
+            try:
+                return slow_path(args, kwargs)
+            except BaseException as e:
+                raise e.with_traceback(without_compiler_frames(e.__traceback__))
 
     functools.update_wrapper(compiled, fn)
     compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
@@ -101,6 +105,31 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
 
 
 _UNSET = object()
+_COMPILER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _compiler_frame(tb: types.TracebackType) -> bool:
+    filename = tb.tb_frame.f_code.co_filename
+    return filename.startswith(_COMPILER_DIR) or filename.startswith("<tracematrix")
+
+
+def without_compiler_frames(tb: Optional[types.TracebackType]) -> Optional[types.TracebackType]:
+    """The traceback of an exception leaving a compiled function, without the compiler's own
+    frames (the wrapper, the driver, cache entries, continuation dispatch): what is left are
+    the stubs and continuations (code named and numbered as the user's function) and the
+    frames the program called.  An exception raised inside the compiler keeps every frame."""
+    entries = []
+    while tb is not None:
+        entries.append(tb)
+        tb = tb.tb_next
+    if not entries or _compiler_frame(entries[-1]):
+        return entries[0] if entries else None
+    kept = [entry for entry in entries if not _compiler_frame(entry)]
+    head = None
+    for entry in reversed(kept):
+        entry.tb_next = head
+        head = entry
+    return head
 # Under sys.settrace (a debugger, coverage, a test recording line events) compiled functions
 # run natively: the trace function sees the plain frames and lines.
 _gettrace = sys.gettrace
@@ -130,13 +159,16 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
     src = (f"def _wrapper({', '.join(params)}):\n"
            f"{prologue}"
-           f"    if _gettrace() is not None:\n"
+           f"    try:\n"
+           f"        if _gettrace() is not None:\n"
+           f"            return _slow(({args}{',' if names else ''}), {{}})\n"
+           f"        for entry in _entries:\n"
+           f"            result = entry(_closure, {args})\n"
+           f"            if result is not _MISS:\n"
+           f"                return result\n"
            f"        return _slow(({args}{',' if names else ''}), {{}})\n"
-           f"    for entry in _entries:\n"
-           f"        result = entry(_closure, {args})\n"
-           f"        if result is not _MISS:\n"
-           f"            return result\n"
-           f"    return _slow(({args}{',' if names else ''}), {{}})\n")
+           f"    except BaseException as _e:\n"
+           f"        raise _e.with_traceback(_strip(_e.__traceback__))\n")
     n_posonly = code.co_posonlyargcount
 
     def rebind(values: tuple) -> Any:
@@ -145,6 +177,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
         return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
 
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace,
+             "_strip": without_compiler_frames,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
     wrapper = scope["_wrapper"]

@@ -819,3 +819,42 @@ def test_looking_at_an_argument_does_not_give_it_a_dict():
     compiler.compile(fn, backend="eager")(ours_p, 1)
     # A partial whose __dict__ exists is no longer flattened by functools.partial(p, ...).
     assert functools.partial(ours_p).func is functools.partial(plain_p).func is len
+
+
+# -- tracebacks ------------------------------------------------------------------------------
+
+def _frames_of(fn, *args):
+    import traceback
+    try:
+        fn(*args)
+    except Exception as e:
+        return [(f.name, f.line) for f in traceback.extract_tb(e.__traceback__)]
+    raise AssertionError("no exception")
+
+
+def raises_after_some_work(x):
+    y = x + 1
+    return y / 0
+
+
+def raises_and_catches_in_the_frame():
+    import traceback
+    try:
+        print(end="")
+        1 / 0
+    except ZeroDivisionError as e:
+        frames = traceback.extract_tb(e.__traceback__)
+    return [(f.name, f.line) for f in frames]
+
+
+def test_an_escaping_exception_shows_the_users_frames():
+    plain = _frames_of(raises_after_some_work, 1)
+    ours = _frames_of(compiler.compile(raises_after_some_work, backend="eager"), 1)
+    # The compiled function adds one frame of its own (its wrapper, named like the function,
+    # with no line); the compiler's machinery is not shown; the failing line is the user's.
+    assert ours[0] == plain[0] and ours[-1] == plain[-1] == ("raises_after_some_work", "return y / 0")
+    assert ours[1][0] == "raises_after_some_work" and not ours[1][1] and len(ours) == len(plain) + 1
+
+
+def test_an_exception_caught_in_the_frame_has_the_plain_traceback():
+    assert_same_behaviour(raises_and_catches_in_the_frame)
