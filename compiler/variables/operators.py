@@ -9,6 +9,7 @@ from __future__ import annotations
 import operator
 from typing import Callable, Dict
 
+from .. import config
 from ..exc import Unsupported
 from ..ops import lookup_operator
 from .array import ArrayVariable, call_op
@@ -88,6 +89,11 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
     if name == "add" and inplace and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
         return a
+    if name == "mul" and isinstance(a, BaseListVariable) and b.is_python_constant() \
+            and isinstance(b.as_python_constant(), int) \
+            and len(a.items) * b.as_python_constant() > config.max_container_items:
+        raise Unsupported(f"repeating a sequence of {len(a.items)} items {b.as_python_constant()} times (above "
+                          f"compiler.config.max_container_items = {config.max_container_items})")
     if name == "mul" and inplace and isinstance(a, ListVariable) and a.python_type() is list:
         return a.inplace_repeat(tx, b)  # list *= n changes the list itself
     if name == "mul" and isinstance(a, BaseListVariable) and a.python_type() in (list, tuple) \

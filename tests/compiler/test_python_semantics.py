@@ -858,3 +858,13 @@ def test_an_escaping_exception_shows_the_users_frames():
 
 def test_an_exception_caught_in_the_frame_has_the_plain_traceback():
     assert_same_behaviour(raises_and_catches_in_the_frame)
+
+
+def test_repeating_a_sequence_past_the_bound_is_not_traced():
+    def fn(a):
+        t = (a,) * (compiler.config.max_container_items * 2)
+        return len(t)
+
+    assert compiler.compile(fn, backend="eager")(np.ones(2)) == compiler.config.max_container_items * 2
+    reasons = [r for e in compiler.events() for r in e.break_reasons]
+    assert any("max_container_items" in r for r in reasons)
