@@ -21,7 +21,7 @@ import types
 from typing import Any, Callable, Dict, List, Optional
 
 import opcode_tables
-from opcode_tables.linetable import without_lines
+from opcode_tables.linetable import on_one_line
 
 from . import config, no_table, trace_rules
 from .backends.base import Backend
@@ -186,7 +186,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
                                         co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
     if hasattr(replaced, "co_qualname"):
         replaced = replaced.replace(co_qualname=fn.__qualname__)
-    # It bears the function's name, so a trace function must not see lines of it.
-    wrapper.__code__ = without_lines(replaced, opcode_tables.current_table().fact("linetable"))
+    # Its frame reports the function's def line (it is not the function's body).
+    wrapper.__code__ = on_one_line(replaced, opcode_tables.current_table().fact("linetable"),
+                                   code.co_firstlineno)
     wrapper.__qualname__ = fn.__qualname__
     return wrapper

@@ -227,10 +227,11 @@ def _write_location(out: bytearray, positions: Positions, length: int, prev_line
     return line
 
 
-def without_lines(code: CodeType, fmt: str) -> CodeType:
-    """``code`` with no line numbers, so that running it gives a trace function no "line"
-    events (3.10+; 3.8/3.9's lnotab cannot say "no line": every instruction is then on
-    ``co_firstlineno``, one event at the start)."""
+def on_one_line(code: CodeType, fmt: str, line: int) -> CodeType:
+    """``code`` with every instruction on ``line`` (its ``co_firstlineno`` too): a frame of
+    it reports that line (``frame.f_lineno`` is never None, which inspect and traceback
+    need) and a trace function sees one "line" event for it."""
     _check_format(fmt)
-    table = encode_line_table(fmt, [LineSpan(0, len(code.co_code), None, NO_POSITIONS, True)], code.co_firstlineno)
+    code = code.replace(co_firstlineno=line)
+    table = encode_line_table(fmt, [LineSpan(0, len(code.co_code), line, (line, line, None, None), True)], line)
     return code.replace(**{TABLE_FIELD[fmt]: table})

@@ -2,6 +2,7 @@
 constants, mapped onto graph ops or tracker operations otherwise."""
 from __future__ import annotations
 
+import abc
 import builtins
 import collections
 import functools
@@ -187,7 +188,21 @@ def _isinstance(tx: Translator, args, kwargs):
     classes = args[1]
     if not classes.is_python_constant():
         raise Unsupported(f"isinstance() with {classes.describe()}")
+    if args[0].is_python_constant():
+        # The real check on the real value (__instancecheck__ may raise, as typing.Any's does).
+        return ConstantVariable(tx.run_constant(isinstance, [args[0].as_python_constant(),
+                                                             classes.as_python_constant()], {}))
+    if not _plain_instance_checks(classes.as_python_constant()):
+        raise Unsupported(f"isinstance() with a class whose metaclass customises __instancecheck__")
     return ConstantVariable(isinstance_of_type(_python_type_of(tx, args[0]), classes.as_python_constant()))
+
+
+def _plain_instance_checks(classes: Any) -> bool:
+    """Whether isinstance(x, classes) is issubclass(type(x), classes): the metaclasses keep
+    type's (or ABCMeta's, which checks the type) __instancecheck__."""
+    items = classes if isinstance(classes, tuple) else (classes,)
+    plain = (type.__instancecheck__, abc.ABCMeta.__instancecheck__)
+    return all(isinstance(c, type) and type(c).__instancecheck__ in plain for c in items)
 
 
 def isinstance_of_type(tp: type, classes: Any) -> bool:
@@ -418,6 +433,9 @@ def _hasattr(tx: Translator, args, kwargs):
 
 
 def _slice(tx: Translator, args, kwargs):
+    if not kwargs and 1 <= len(args) <= 3 and all_constant(args):
+        # The real object: slice(...) called twice is two objects, copied it is itself.
+        return ConstantVariable(tx.run_constant(slice, constants_of(args), {}))
     if not kwargs and 1 <= len(args) <= 3:
         parts = list(args) if len(args) > 1 else [ConstantVariable(None), args[0]]
         return SliceVariable(parts)

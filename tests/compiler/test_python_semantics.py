@@ -20,7 +20,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import compiler
-import opcode_tables
 
 
 def outcome(fn, *args):
@@ -739,11 +738,9 @@ def test_a_trace_function_sees_the_plain_lines():
     compiled = compiler.compile(f, backend="eager")
     compiled(3)  # compiled once without tracing: a cache entry exists
     expected, got = lines_of(f), lines_of(compiled)
-    if opcode_tables.current_table().fact("linetable") == "lnotab":
-        # 3.8/3.9's line table cannot say "no line": the wrapper (named f) shows one event.
-        assert got[1:] == expected and len(got) == len(expected) + 1
-    else:
-        assert got == expected
+    # The compiled function's own wrapper (named f) shows one event, on the def line; then
+    # the function runs natively: every line of the plain run.
+    assert got == [0] + expected
 
 
 def test_near_the_recursion_limit_frames_run_natively():
@@ -850,10 +847,20 @@ def raises_and_catches_in_the_frame():
 def test_an_escaping_exception_shows_the_users_frames():
     plain = _frames_of(raises_after_some_work, 1)
     ours = _frames_of(compiler.compile(raises_after_some_work, backend="eager"), 1)
-    # The compiled function adds one frame of its own (its wrapper, named like the function,
-    # with no line); the compiler's machinery is not shown; the failing line is the user's.
+    # The compiled function adds one frame of its own (its wrapper, named like the function, on
+    # its def line); the compiler's machinery is not shown; the failing line is the user's.
     assert ours[0] == plain[0] and ours[-1] == plain[-1] == ("raises_after_some_work", "return y / 0")
-    assert ours[1][0] == "raises_after_some_work" and not ours[1][1] and len(ours) == len(plain) + 1
+    assert ours[1][0] == "raises_after_some_work" and len(ours) == len(plain) + 1
+
+
+def test_frames_of_a_compiled_call_have_line_numbers():
+    import inspect
+
+    def fn(x):
+        print(end="")
+        return [f.lineno for f in inspect.stack()]
+
+    assert all(isinstance(n, int) for n in compiler.compile(fn, backend="eager")(1))
 
 
 def test_an_exception_caught_in_the_frame_has_the_plain_traceback():
@@ -868,3 +875,41 @@ def test_repeating_a_sequence_past_the_bound_is_not_traced():
     assert compiler.compile(fn, backend="eager")(np.ones(2)) == compiler.config.max_container_items * 2
     reasons = [r for e in compiler.events() for r in e.break_reasons]
     assert any("max_container_items" in r for r in reasons)
+
+
+def slice_objects_keep_identity():
+    import copy
+    s = slice(1, 10)
+    return copy.copy(s) is s, s == slice(1, 10), slice(1, 10) is s
+
+
+def isinstance_with_a_metaclass_that_refuses():
+    import typing
+    try:
+        isinstance(42, typing.Any)
+    except TypeError as e:
+        return "TypeError", str(e)
+    return "no error"
+
+
+class _Meta(type):
+    def __instancecheck__(cls, instance):
+        return instance == "special"
+
+
+class _Special(metaclass=_Meta):
+    pass
+
+
+def isinstance_with_a_custom_instancecheck(values):
+    return [isinstance(v, _Special) for v in values]
+
+
+@pytest.mark.parametrize("program", [slice_objects_keep_identity, isinstance_with_a_metaclass_that_refuses],
+                         ids=lambda p: p.__name__)
+def test_builtin_objects_behave_as_plain(program):
+    assert_same_behaviour(program)
+
+
+def test_isinstance_asks_a_custom_instancecheck():
+    assert_same_behaviour(isinstance_with_a_custom_instancecheck, ["special", [1], _Special()])
