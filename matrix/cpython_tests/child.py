@@ -161,13 +161,21 @@ def iter_cases(suite: Any) -> Iterator[unittest.TestCase]:
             yield from iter_cases(item)
 
 
+def load_engine(spec: Optional[str]) -> Callable[..., Callable]:
+    """`compiler.compile`, or the `module:function` named by --engine (a stand-in with the
+    same call, `engine(function, backend=...)`, for the harness's own tests)."""
+    if not spec:
+        import compiler
+        return compiler.compile
+    module_name, _, attribute = spec.partition(":")
+    return getattr(importlib.import_module(module_name), attribute or "compile")
+
+
 class Compiler:
     """Replaces test methods by compiled ones (one compiled function per function)."""
 
-    def __init__(self, backend: str) -> None:
-        import compiler  # the project's; imported in both modes (see the module docstring)
-
-        self.compile = functools.partial(compiler.compile, backend=backend)
+    def __init__(self, backend: str, engine: Optional[str] = None) -> None:
+        self.compile = functools.partial(load_engine(engine), backend=backend)
         self.made: Dict[Any, Callable] = {}
         self.compiled = 0
         self.errors = 0
@@ -236,11 +244,10 @@ def compiler_summary() -> Optional[Dict[str, Any]]:
 
 
 class Child:
-    def __init__(self, events: Events, mode: str, backend: str) -> None:
+    def __init__(self, events: Events, mode: str, backend: str, engine: Optional[str] = None) -> None:
         self.events = events
-        self.compiler = Compiler(backend) if mode == "compiled" else None
-        if mode == "plain":
-            import compiler  # noqa: F401 - same imports as the compiled run
+        import compiler  # noqa: F401 - in both modes, so that the runs differ only by compilation
+        self.compiler = Compiler(backend, engine) if mode == "compiled" else None
 
     def run_suite(self, suite: Any) -> unittest.TestResult:
         if self.compiler is not None:
@@ -282,19 +289,24 @@ class Child:
         if callable(test_main):
             from test import support
             ours = {"run_unittest": self.run_unittest, "run_doctest": self.run_doctest}
-            # support's own names, and the module's where it imported them by name.
+            # support's names (set even where this version has dropped them), and the
+            # module's own where it imported them by name.
             patched = []
             for name in ours:
                 original = getattr(support, name, None)
-                patched += [(owner, name, original) for owner in (support, module)
-                            if original is not None and getattr(owner, name, None) is original]
+                patched.append((support, name, original))
+                if original is not None and getattr(module, name, None) is original:
+                    patched.append((module, name, original))
             for owner, name, _ in patched:
                 setattr(owner, name, ours[name])
             try:
                 test_main()
             finally:
                 for owner, name, value in patched:
-                    setattr(owner, name, value)
+                    if value is None:
+                        delattr(owner, name)
+                    else:
+                        setattr(owner, name, value)
             return
         self.run_suite(unittest.defaultTestLoader.loadTestsFromModule(module))
 
@@ -316,13 +328,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--path", action="append", default=[], help="prepended to sys.path")
     parser.add_argument("--mode", choices=("plain", "compiled"), required=True)
     parser.add_argument("--backend", default="eager")
+    parser.add_argument("--engine", default=None, help="module:function instead of compiler.compile")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     sys.path[:0] = args.path
     events = Events(os.path.abspath(args.out))
     deny_resources()
     try:
-        child = Child(events, args.mode, args.backend)
+        child = Child(events, args.mode, args.backend, args.engine)
     except BaseException as err:  # noqa: B902
         events.write(error=f"cannot set up the {args.mode} run: {describe(sys.exc_info())}")
         events.write(done=True, compiler=None)

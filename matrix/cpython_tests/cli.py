@@ -36,6 +36,8 @@ def add_parser(sub: Any) -> None:
                         help="the package holding the test modules (default: CPython's 'test')")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="a folder put first on the children's sys.path (to find --package); repeatable")
+    parser.add_argument("--engine", default=None, metavar="MODULE:FUNCTION",
+                        help="compile with this function instead of compiler.compile (the harness's tests)")
 
 
 def _fail(message: str) -> int:
@@ -94,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
         return _fail(f"unknown backend {args.backend!r}; accepted: {', '.join(backends.BACKEND_NAMES)}")
     options = runner.Options(backend=args.backend, jobs=args.jobs or os.cpu_count() or 1,
                              timeout_s=args.timeout or runner.DEFAULT_TIMEOUT_S, package=args.package,
-                             paths=[os.path.abspath(p) for p in args.path])
+                             paths=[os.path.abspath(p) for p in args.path], engine=args.engine)
     done = [0]
 
     def progress(name: str, row: cell.Json) -> None:

@@ -72,17 +72,22 @@ def known_names() -> Dict[str, List[str]]:
     return dict(json.loads(NAMES_FILE.read_text(encoding="utf-8"))["versions"])
 
 
-def package_dir(package: str) -> Optional[Path]:
-    """The folder of the test package, found without importing it (None if absent)."""
+def package_dir(package: str, paths: Sequence[str] = ()) -> Optional[Path]:
+    """The folder of the test package, found without importing it (None if absent);
+    `paths` are searched first (the children get them first on sys.path)."""
+    for path in paths:
+        candidate = Path(path).joinpath(*package.split("."))
+        if (candidate / "__init__.py").is_file():
+            return candidate
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def discover(package: str = CPYTHON_PACKAGE) -> List[str]:
+def discover(package: str = CPYTHON_PACKAGE, paths: Sequence[str] = ()) -> List[str]:
     """Every test_* module and subpackage of `package` on this interpreter, sorted."""
-    folder = package_dir(package)
+    folder = package_dir(package, paths)
     if folder is None:
         return []
     found = set()
@@ -107,7 +112,7 @@ def _unknown(name: str, candidates: Sequence[str], where: str) -> UnknownModule:
 
 
 def resolve(requested: Optional[Sequence[str]], *, run_all: bool = False,
-            package: str = CPYTHON_PACKAGE) -> Tuple[List[str], Dict[str, str]]:
+            package: str = CPYTHON_PACKAGE, paths: Sequence[str] = ()) -> Tuple[List[str], Dict[str, str]]:
     """(modules to run here, {module: reason} for those skipped), in the requested order.
 
     `requested` None means the default list (or, with `run_all`, every module here).
@@ -115,10 +120,10 @@ def resolve(requested: Optional[Sequence[str]], *, run_all: bool = False,
     `package` other than CPython's own (a suite of fake modules in the tests) the names
     are checked against that package alone.
     """
-    folder = package_dir(package)
+    folder = package_dir(package, paths)
     if folder is None:
         raise UnknownModule(f"no test package {package!r} on this interpreter")
-    here = discover(package)
+    here = discover(package, paths)
     if run_all:
         return here, {}
     names = list(DEFAULT_MODULES if requested is None else requested)

@@ -41,6 +41,7 @@ class Options:
     jobs: int = 1
     package: str = modules_mod.CPYTHON_PACKAGE
     paths: Sequence[str] = ()            # prepended to the child's sys.path (for --package)
+    engine: Optional[str] = None         # module:function instead of compiler.compile (tests)
     python: str = sys.executable
 
 
@@ -151,7 +152,10 @@ def _tail(path: Path) -> str:
             text = handle.read().decode("utf-8", "replace")
     except OSError:
         return ""
-    return "\n".join(text.strip().splitlines()[-_LOG_TAIL_LINES:])
+    lines = text.strip().splitlines()
+    # faulthandler's report starts with the fatal error and the innermost frame: keep its top
+    fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+    return "\n".join(lines[fatal[-1]:fatal[-1] + _LOG_TAIL_LINES] if fatal else lines[-_LOG_TAIL_LINES:])
 
 
 def run_child(module: str, mode: str, options: Options, workdir: Path) -> Run:
@@ -166,6 +170,8 @@ def run_child(module: str, mode: str, options: Options, workdir: Path) -> Run:
                "--package", options.package, "--out", str(events)]
     for path in options.paths:
         command += ["--path", str(path)]
+    if options.engine:
+        command += ["--engine", options.engine]
     started = time.perf_counter()
     with open(str(log), "wb") as log_file:
         with _children.lock:
@@ -257,9 +263,10 @@ def judge(plain: Run, compiled: Optional[Run]) -> cell.Json:
         # the plain run of the same module got through: the compiled one broke outside any test
         return cell.row("crashed", f"the compiled run: {compiled.error or compiled.skipped}", **counts)
     if regressions:
-        return cell.row("regressed", f"{len(regressions)} tests regressed", **counts)
+        return cell.row("regressed", f"{len(regressions)} of {len(plain.outcomes)} tests regressed", **counts)
     if improved:
-        return cell.row("changed", f"{len(improved)} tests pass compiled but not plainly", **counts)
+        return cell.row("changed", f"{len(improved)} of {len(plain.outcomes)} tests pass compiled, not plainly",
+                        **counts)
     return cell.row("passed", None, **counts)
 
 
@@ -304,7 +311,7 @@ def run(requested: Optional[Sequence[str]], *, run_all: bool = False, options: O
 
     options = options or Options()
     started = time.perf_counter()
-    names, skipped = modules_mod.resolve(requested, run_all=run_all, package=options.package)
+    names, skipped = modules_mod.resolve(requested, run_all=run_all, package=options.package, paths=options.paths)
     rows = run_modules(names, options, progress)
     for name, reason in skipped.items():
         rows[name] = cell.row("skipped", reason)
@@ -314,7 +321,7 @@ def run(requested: Optional[Sequence[str]], *, run_all: bool = False, options: O
     order = [name for name in dict.fromkeys(wanted) if name in rows]
     env = environment.collect()
     env.update(cpython_tests_package=options.package, hash_seed=_child_env()["PYTHONHASHSEED"],
-               jobs=options.jobs)
+               jobs=options.jobs, cpython_tests_engine=options.engine or "compiler.compile")
     return cell.build(
         {name: rows[name] for name in order},
         run_id=environment.run_id(), timestamp=environment.timestamp(), machine=environment.machine_name(),
