@@ -124,6 +124,7 @@ def _report(args: argparse.Namespace) -> int:
     print(f"report: {index} ({len(verdicts['cells'])} cells); "
           f"regressed: {', '.join(verdicts['regressed_cells']) or 'none'}; "
           f"failed: {', '.join(verdicts['failed_cells']) or 'none'}; "
+          f"cpython-tests failing: {', '.join(verdicts['cpython_tests_failed']) or 'none'}; "
           f"suspicious: {len(verdicts['suspicious'])}; rejected files: {len(verdicts['rejected_files'])}")
     if not args.files:
         print("no cell files given", file=sys.stderr)
