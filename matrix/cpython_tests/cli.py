@@ -89,8 +89,11 @@ def main(args: argparse.Namespace) -> int:
     if args.jobs < 0:
         return _fail(f"--jobs must be 0 (one per CPU) or more, got {args.jobs}")
     # The runner needs the compiler (numpy): loaded only now, so parsing stays light.
-    from compiler import backends
-    from matrix.cpython_tests import modules, runner
+    try:
+        from compiler import backends
+        from matrix.cpython_tests import modules, runner
+    except ImportError as err:
+        return _fail(f"the suite needs the compiler and its dependencies (pip install -e .): {err}")
 
     if args.backend not in backends.BACKEND_NAMES:
         return _fail(f"unknown backend {args.backend!r}; accepted: {', '.join(backends.BACKEND_NAMES)}")

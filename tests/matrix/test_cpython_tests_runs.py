@@ -136,6 +136,18 @@ def test_an_unknown_module_is_a_one_line_usage_error(tmp_path):
     assert done.returncode == 2 and "not allowed with" in done.stderr
 
 
+def test_without_numpy_the_command_parses_and_refuses_in_one_line():
+    block_numpy = ("import runpy, sys; sys.modules['numpy'] = None; sys.argv = ['matrix'] + sys.argv[1:]; "
+                   "runpy.run_module('matrix', run_name='__main__')")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for args, code in ((["--help"], 0), (["--modules", "test_bool"], 2)):
+        done = subprocess.run([sys.executable, "-c", block_numpy, "cpython-tests", *args], capture_output=True,
+                              text=True, cwd=str(ROOT), env=env, timeout=60)
+        assert done.returncode == code, done.stderr
+        assert "Traceback" not in done.stderr
+    assert "numpy" in done.stderr and done.stderr.strip().count("\n") == 0
+
+
 def test_a_module_missing_only_here_is_a_skipped_row(tmp_path):
     here = set(modules.discover())
     name = sorted({n for names in modules.known_names().values() for n in names} - here)[0]
