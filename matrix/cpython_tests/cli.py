@@ -88,6 +88,14 @@ def main(args: argparse.Namespace) -> int:
         return _fail(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.jobs < 0:
         return _fail(f"--jobs must be 0 (one per CPU) or more, got {args.jobs}")
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as err:
+            return _fail(f"cannot write --json {args.json}: {err.strerror or err}")
+        if not os.access(folder, os.W_OK) or os.path.isdir(args.json):
+            return _fail(f"cannot write --json {args.json}: not a writable file path")
     # The runner needs the compiler (numpy): loaded only now, so parsing stays light.
     try:
         from compiler import backends

@@ -134,6 +134,8 @@ def test_an_unknown_module_is_a_one_line_usage_error(tmp_path):
     assert done.returncode == 2 and "unknown backend 'typo'" in done.stderr
     done = _python_m("cpython-tests", "--modules", "test_bool", "--all")
     assert done.returncode == 2 and "not allowed with" in done.stderr
+    done = _python_m("cpython-tests", "--modules", "test_bool", "--json", str(tmp_path))
+    assert done.returncode == 2 and "cannot write --json" in done.stderr
 
 
 def test_without_numpy_the_command_parses_and_refuses_in_one_line():
