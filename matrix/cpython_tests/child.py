@@ -67,14 +67,18 @@ def describe(err: Tuple[Any, Any, Any]) -> str:
         head = "".join(traceback.format_exception_only(etype, value)).strip()
     except BaseException as problem:  # noqa: B902 - any failure is data
         head = f"{getattr(etype, '__name__', etype)} (its message could not be formatted: {problem!r})"
+    walked = list(traceback.walk_tb(tb))
+    # The test's frames, not unittest's own (as unittest's report does).
+    mine = [(frame, line) for frame, line in walked if "__unittest" not in frame.f_globals]
+    innermost = (mine or walked)[-3:]
     try:
-        walked = list(traceback.walk_tb(tb))
-        # The test's frames, not unittest's own (as unittest's report does).
-        mine = [(frame, line) for frame, line in walked if "__unittest" not in frame.f_globals]
-        frames = traceback.StackSummary.extract(iter((mine or walked)[-3:]))
+        frames = traceback.StackSummary.extract(iter(innermost))
         where = "".join(traceback.format_list(frames)).rstrip()
     except BaseException as problem:  # noqa: B902
-        where = f"  (traceback could not be formatted: {type(problem).__name__}: {problem})"
+        # without source lines (linecache is what failed, e.g. on a generated code object)
+        where = "\n".join([f"  (source lines left out: {type(problem).__name__}: {problem})"] + [
+            f'  File "{frame.f_code.co_filename}", line {line}, in {frame.f_code.co_name}'
+            for frame, line in innermost])
     lines = head.splitlines()[:DETAIL_LINES // 2] + (where.splitlines() if where else [])
     text = "\n".join(lines[:DETAIL_LINES])
     return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + " ..."
