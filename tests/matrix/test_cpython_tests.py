@@ -308,3 +308,19 @@ def test_an_unformattable_exception_is_described_not_raised():
         import sys
         text = child.describe(sys.exc_info())
     assert "Bad" in text
+
+
+def test_frames_are_named_even_when_linecache_fails(monkeypatch):
+    import sys
+    import traceback
+
+    def broken(*args, **kwargs):
+        raise TypeError("unhashable type: 'list'")
+    try:
+        raise ValueError("inner")
+    except ValueError:
+        err = sys.exc_info()
+    monkeypatch.setattr(traceback.StackSummary, "extract", broken)
+    text = child.describe(err)
+    assert text.startswith("ValueError: inner") and "source lines left out: TypeError" in text
+    assert "in test_frames_are_named_even_when_linecache_fails" in text
