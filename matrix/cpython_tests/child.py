@@ -59,9 +59,10 @@ class Events:
         os.write(self.fd, (json.dumps(fields, default=repr) + "\n").encode("utf-8", "replace"))
 
 
-def describe(err: Tuple[Any, Any, Any]) -> str:
+def describe(err: Tuple[Any, Any, Any], in_test: bool = True) -> str:
     """The exception and the innermost frames of its traceback, shortened; never raises
-    (formatting itself can fail under a broken compiler: that is reported, not fatal)."""
+    (formatting itself can fail under a broken compiler: that is reported, not fatal).
+    `in_test`: leave unittest's own frames out (an error outside any test keeps them)."""
     etype, value, tb = err
     try:
         head = "".join(traceback.format_exception_only(etype, value)).strip()
@@ -69,7 +70,7 @@ def describe(err: Tuple[Any, Any, Any]) -> str:
         head = f"{getattr(etype, '__name__', etype)} (its message could not be formatted: {problem!r})"
     walked = list(traceback.walk_tb(tb))
     # The test's frames, not unittest's own (as unittest's report does).
-    mine = [(frame, line) for frame, line in walked if "__unittest" not in frame.f_globals]
+    mine = [(frame, line) for frame, line in walked if "__unittest" not in frame.f_globals or not in_test]
     innermost = (mine or walked)[-3:]
     try:
         frames = traceback.StackSummary.extract(iter(innermost))
@@ -360,7 +361,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         except unittest.SkipTest as err:
             events.write(skipped=f"skipped by test_main: {err}")
         except BaseException:  # noqa: B902 - test_main (or loading) raised outside any test
-            events.write(error=f"running {name} raised outside any test: {describe(sys.exc_info())}")
+            events.write(error=f"running {name} raised outside any test: {describe(sys.exc_info(), False)}")
     events.write(done=True, duration_s=round(time.perf_counter() - started, 3),
                  compiled_tests=child.compiler.compiled if child.compiler else 0,
                  compile_errors=child.compiler.errors if child.compiler else 0,
