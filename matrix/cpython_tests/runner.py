@@ -107,6 +107,13 @@ def _child_env() -> Dict[str, str]:
     return env
 
 
+def _text(value: Any) -> Optional[str]:
+    """A string any UTF-8 writer accepts (test messages may hold lone surrogates)."""
+    if value is None:
+        return None
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def read_events(path: Path, run: Run) -> None:
     """Fill `run` from the child's JSON lines (a torn last line is ignored)."""
     try:
@@ -122,22 +129,22 @@ def read_events(path: Path, run: Run) -> None:
         if not isinstance(event, dict):
             continue
         if "start" in event:
-            started = str(event["start"])
+            started = _text(event["start"])
         elif "test" in event:
-            test = str(event["test"])
+            test = str(_text(event["test"]))
             key, n = test, 2
             while key in run.outcomes:         # the same id run twice: keep both
                 key, n = f"{test} (run {n})", n + 1
             outcome = event.get("outcome")
-            run.outcomes[key] = (outcome if outcome in cell.OUTCOMES else "error", event.get("detail"))
+            run.outcomes[key] = (outcome if outcome in cell.OUTCOMES else "error", _text(event.get("detail")))
             if started == test:
                 started = None
         elif "compiled" in event:
             run.compiled_tests += int(event.get("compiled") or 0)
         elif "skipped" in event:
-            run.skipped = str(event["skipped"])
+            run.skipped = _text(event["skipped"])
         elif "error" in event:
-            run.error = str(event["error"])
+            run.error = _text(event["error"])
         elif event.get("done"):
             run.complete = True
             run.compiler = event.get("compiler")

@@ -227,6 +227,17 @@ def test_events_files_survive_a_torn_last_line(tmp_path):
     assert not run.complete
 
 
+def test_lone_surrogates_in_messages_become_writable_text(tmp_path):
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps({"test": "t\udc80", "outcome": "fail", "detail": "bad \ud800 text"}) + "\n"
+                      + json.dumps({"done": True}) + "\n")
+    run = runner.Run("plain")
+    runner.read_events(events, run)
+    ((test, (outcome, detail)),) = run.outcomes.items()
+    assert (test, outcome, detail) == ("t\\udc80", "fail", "bad \\ud800 text")
+    (tmp_path / "out.txt").write_text(test + detail, encoding="utf-8")
+
+
 # --------------------------------------------------------------------------- compiling test methods
 
 def _classes():
