@@ -223,14 +223,15 @@ def _change(test: str, plain: Tuple[str, Optional[str]], compiled: Tuple[str, Op
 def compare(plain: Run, compiled: Run) -> Tuple[List[cell.Json], List[cell.Json]]:
     """(regressions, improvements): tests that pass (or skip, or fail as expected) plainly
     and do otherwise compiled; tests that fail plainly and pass compiled.  A test absent
-    from a compiled run that finished is a regression ('missing'); one that a crashed or
-    timed-out compiled run never reached is not compared."""
+    from a compiled run that finished is a regression ('missing'); one that a compiled run
+    never reached because it crashed, timed out or broke off (an error outside any test)
+    is not compared: the module's status says what stopped it."""
     regressions: List[cell.Json] = []
     improved: List[cell.Json] = []
     for test, seen in plain.outcomes.items():
         got = compiled.outcomes.get(test)
         if got is None:
-            if not compiled.complete:
+            if not compiled.complete or compiled.error:
                 continue
             got = ("missing", "the compiled run did not run this test")
         if seen[0] in cell.GOOD_OUTCOMES and got[0] != seen[0]:

@@ -213,8 +213,10 @@ def test_plain_problems_rule_the_module_out_before_compiling():
 
 
 def test_an_error_only_the_compiled_run_has_counts_as_a_crash():
-    compiled = _run("compiled", [], error="running test.test_x raised outside any test: TypeError")
-    assert runner.judge(_run("plain", [("a", "pass", None)]), compiled)["status"] == "crashed"
+    compiled = _run("compiled", [("a", "fail", "F")], error="running test.test_x raised outside any test: TypeError")
+    row = runner.judge(_run("plain", [("a", "pass", None), ("b", "pass", None)]), compiled)
+    assert row["status"] == "crashed" and "raised outside any test" in row["reason"]
+    assert [r["test"] for r in row["regressions"]] == ["a"]     # b was never reached: not 'missing'
 
 
 def test_events_files_survive_a_torn_last_line(tmp_path):
