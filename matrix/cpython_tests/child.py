@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import argparse
 import collections
+import faulthandler
 import functools
 import importlib
 import inspect
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -337,6 +339,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     sys.path[:0] = args.path
+    if hasattr(signal, "SIGUSR1"):
+        # the parent asks for the stacks before it kills a run that passed its timeout
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     events = Events(os.path.abspath(args.out))
     deny_resources()
     try:

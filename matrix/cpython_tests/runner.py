@@ -28,7 +28,8 @@ from matrix.cpython_tests import cell, modules as modules_mod
 
 DEFAULT_TIMEOUT_S = 120.0
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-_LOG_TAIL_LINES = 8
+_LOG_TAIL_LINES = 10
+_STACK_GRACE_S = 2.0        # for a timed-out child to write its stacks (faulthandler, SIGUSR1)
 _DETAIL_CHARS = 1500
 
 Progress = Callable[[str, cell.Json], None]
@@ -87,6 +88,18 @@ def _kill_group(process: subprocess.Popen) -> None:
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
+        pass
+
+
+def _dump_stacks(process: subprocess.Popen) -> None:
+    """Ask a hung child for its Python stacks (the child registered faulthandler on
+    SIGUSR1), so that the reason shows where it hung."""
+    if not hasattr(signal, "SIGUSR1"):
+        return
+    try:
+        os.kill(process.pid, signal.SIGUSR1)
+        process.wait(timeout=_STACK_GRACE_S)
+    except (OSError, subprocess.TimeoutExpired):
         pass
 
 
@@ -160,9 +173,11 @@ def _tail(path: Path) -> str:
     except OSError:
         return ""
     lines = text.strip().splitlines()
-    # faulthandler's report starts with the fatal error and the innermost frame: keep its top
-    fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
-    return "\n".join(lines[fatal[-1]:fatal[-1] + _LOG_TAIL_LINES] if fatal else lines[-_LOG_TAIL_LINES:])
+    # faulthandler's report (a crash, or the stacks a timed-out child was asked for) starts
+    # with the fatal error or the current thread, innermost frame first: keep its top
+    marks = [i for i, line in enumerate(lines)
+             if line.startswith(("Fatal Python error", "Current thread 0x", "Stack (most recent call first)"))]
+    return "\n".join(lines[marks[-1]:marks[-1] + _LOG_TAIL_LINES] if marks else lines[-_LOG_TAIL_LINES:])
 
 
 def run_child(module: str, mode: str, options: Options, workdir: Path) -> Run:
@@ -193,6 +208,7 @@ def run_child(module: str, mode: str, options: Options, workdir: Path) -> Run:
             process.wait(timeout=options.timeout_s)
         except subprocess.TimeoutExpired:
             run.timed_out = True
+            _dump_stacks(process)
             _kill_group(process)
             process.wait()
         finally:
