@@ -326,14 +326,21 @@ def test_an_unformattable_exception_is_described_not_raised():
 def test_frames_are_named_even_when_linecache_fails(monkeypatch):
     import sys
     import traceback
+    import types
 
-    def broken(*args, **kwargs):
-        raise TypeError("unhashable type: 'list'")
+    class BrokenStackSummary:
+        @staticmethod
+        def extract(*args, **kwargs):
+            raise TypeError("unhashable type: 'list'")
     try:
         raise ValueError("inner")
     except ValueError:
         err = sys.exc_info()
-    monkeypatch.setattr(traceback.StackSummary, "extract", broken)
+    # the child's view of the traceback module only (pytest's own must keep working)
+    fake = types.SimpleNamespace(format_exception_only=traceback.format_exception_only,
+                                 walk_tb=traceback.walk_tb, format_list=traceback.format_list,
+                                 StackSummary=BrokenStackSummary)
+    monkeypatch.setattr(child, "traceback", fake)
     text = child.describe(err)
     assert text.startswith("ValueError: inner") and "source lines left out: TypeError" in text
     assert "in test_frames_are_named_even_when_linecache_fails" in text
