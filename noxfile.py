@@ -115,9 +115,11 @@ def tests(session: nox.Session) -> None:
 
 
 # --------------------------------------------------------------------------- the matrix
-# `nox -s matrix`: one session per interpreter found x backend writes a cell file,
-# then `report` (notified) merges them into reports/index.html and fails, after
-# rendering, if any cell regressed against its baseline or failed.
+# `nox -s matrix`: one session per interpreter found x backend writes a cell file, and one
+# `cpython_tests` session per interpreter the cpython-tests cell (CPython's Lib/test under
+# the compiler); then `report` (notified) merges them into reports/index.html and fails,
+# after rendering, if any cell regressed against its baseline or failed, or any Lib/test
+# module regressed, crashed or timed out.
 # `nox -s matrix -- --accept` rewrites matrix/baselines/ from this run, on purpose.
 # `nox -s nightly`: the same cells against NumPy's newest pre-release (reports/nightly/).
 # `nox -s matrix -- --upload URL [--token-file FILE]` also posts this run's cells to the
@@ -184,8 +186,24 @@ def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, night
 @nox.session(python=PYTHONS)
 @nox.parametrize("backend", BACKENDS)
 def matrix(session: nox.Session, backend: str) -> None:
-    """One cell of the IR-count matrix (this interpreter x backend); `report` follows."""
+    """One cell of the IR-count matrix (this interpreter x backend); `report` follows, and
+    (once per interpreter) the cpython-tests cell."""
+    if backend == BACKENDS[0]:
+        session.notify(f"cpython_tests-{session.python}")
     _cell(session, backend, REPORTS / "results", REPORTS)
+
+
+@nox.session(python=PYTHONS)
+def cpython_tests(session: nox.Session) -> None:
+    """CPython's own Lib/test (the suite's default module list) on this interpreter, plainly
+    and with every test method compiled: the cell `<python>-cpython-tests.json`; exits 0
+    whatever it finds (the report session judges).  `nox -s matrix` runs it per interpreter."""
+    _install_once(session, "")
+    results = REPORTS / "results"
+    _CELLS_RAN[results] = REPORTS
+    session.notify("report")
+    session.run("python", "-m", "matrix", "cpython-tests", "--quiet",
+                "--json", str(results / f"{session.python}-cpython-tests.json"), success_codes=[0, 1])
 
 
 @nox.session(python=PYTHONS)

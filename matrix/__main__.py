@@ -1,4 +1,4 @@
-"""Command line: `python -m matrix run|report|list|serve|upload|interpreters` (see --help of each)."""
+"""Command line: `python -m matrix run|report|list|serve|upload|interpreters|cpython-tests` (see --help of each)."""
 from __future__ import annotations
 
 import argparse
@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import List, Optional
 
 from matrix import baselines, coverage, interpreters, schema, upload
+from matrix.cpython_tests import cli as cpython_tests_cli
 from matrix.engines import UnknownBackend
 from matrix.service import server
 
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--suite", default="matrix.cases")
     server.add_parser(sub)
     upload.add_parser(sub)
+    cpython_tests_cli.add_parser(sub)   # its runner (numpy) is imported only when it runs
 
     interpreters.add_arguments(sub.add_parser(
         "interpreters", help="list the interpreters found (version -> path); --install provisions missing ones"))
@@ -122,6 +124,7 @@ def _report(args: argparse.Namespace) -> int:
     print(f"report: {index} ({len(verdicts['cells'])} cells); "
           f"regressed: {', '.join(verdicts['regressed_cells']) or 'none'}; "
           f"failed: {', '.join(verdicts['failed_cells']) or 'none'}; "
+          f"cpython-tests failing: {', '.join(verdicts['cpython_tests_failed']) or 'none'}; "
           f"suspicious: {len(verdicts['suspicious'])}; rejected files: {len(verdicts['rejected_files'])}")
     if not args.files:
         print("no cell files given", file=sys.stderr)
@@ -151,6 +154,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return upload.main(args)
     if args.command == "interpreters":
         return interpreters.main(args)
+    if args.command == "cpython-tests":
+        return cpython_tests_cli.main(args)
     parser.print_help()
     return 2
 

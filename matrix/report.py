@@ -17,6 +17,7 @@ import jinja2
 from markupsafe import Markup
 
 from matrix import environment, schema
+from matrix.cpython_tests import view as cpython_tests_view
 from matrix.compare import (DEFAULT_REFERENCE, Comparison, adjacent_versions, compare,
                             missing_cells, side_by_side, version_key)
 
@@ -122,8 +123,10 @@ def _coverage_by_python(comparison: Comparison) -> List[Dict[str, Any]]:
     return rows
 
 
-def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError]) -> Dict[str, Any]:
-    """The verdicts for machines (same facts as the HTML)."""
+def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError],
+            cpython_tests: Sequence[Dict[str, Any]] = ()) -> Dict[str, Any]:
+    """The verdicts for machines (same facts as the HTML); `cpython_tests`: the
+    cpython-tests documents (a module that regressed, crashed or timed out fails them)."""
     rows = comparison.records
     cells = []
     for column in comparison.columns:
@@ -147,25 +150,30 @@ def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError]) 
     regressed = [c["column"] for c in cells if c["regressions"]]
     failed = [c["column"] for c in cells if c["failures"] or c["cell_status"].startswith(schema.CELL_ERROR_PREFIX)]
     problems = [f"{e.path}: {e.problem}" for e in rejected] + list(comparison.problems)
+    cpython = cpython_tests_view.summary(cpython_tests)
+    cpython_failed = [f"{c['python']} cpython-tests@{c['machine']}" for c in cpython if c["failing"]]
     return {
         "schema_version": schema.SCHEMA_VERSION, "kind": SUMMARY_KIND,
         "generated_at": environment.timestamp(), "reference_python": comparison.reference_python,
         "reference_columns": comparison.references,
-        "ok": not (regressed or failed or rejected),
+        "ok": not (regressed or failed or rejected or cpython_failed),
         "regressed_cells": regressed, "failed_cells": failed,
         "rejected_files": [{"file": e.path, "problem": e.problem} for e in rejected],
         "problems": problems, "suspicious": suspicious, "cells": cells,
+        "cpython_tests": cpython, "cpython_tests_failed": cpython_failed,
     }
 
 
 def render(comparison: Comparison, out_dir: Union[str, Path],
-           rejected: Sequence[schema.ResultFileError] = (), trend_charts: Sequence[str] = ()) -> Dict[str, Any]:
-    """Write the whole report into out_dir; returns the summary."""
+           rejected: Sequence[schema.ResultFileError] = (), trend_charts: Sequence[str] = (),
+           cpython_tests: Sequence[Dict[str, Any]] = ()) -> Dict[str, Any]:
+    """Write the whole report into out_dir; returns the summary.  `cpython_tests`: the
+    cpython-tests documents, shown in a section of their own."""
     out = Path(out_dir)
     (out / "cases").mkdir(parents=True, exist_ok=True)
     _copy_static(out / "static")
     env = _environment()
-    verdicts = summary(comparison, rejected)
+    verdicts = summary(comparison, rejected, cpython_tests)
     matrix_rows = []
     for case in comparison.cases:
         cells = [_cell_view(comparison, col, case["name"]) for col in comparison.columns]
@@ -181,7 +189,8 @@ def render(comparison: Comparison, out_dir: Union[str, Path],
     common = {"summary": verdicts, "reference": comparison.reference_python}
     _write(out / "index.html", env.get_template("index.html").render(
         columns=comparison.columns, rows=matrix_rows, backends=backends, static="static", root=".",
-        problems=verdicts["problems"], trend_charts=[Markup(c) for c in trend_charts], **common))
+        problems=verdicts["problems"], trend_charts=[Markup(c) for c in trend_charts],
+        cpython_sections=cpython_tests_view.sections(cpython_tests), **common))
     for case in comparison.cases:
         _write(out / "cases" / f"{case_slug(case['name'])}.html",
                env.get_template("case.html").render(static="../static", root="..", **_case_context(comparison, case), **common))
@@ -244,18 +253,21 @@ def build_report(paths: Sequence[Union[str, Path]], out_dir: Union[str, Path], *
 
     `history`: the results service's URL or a JSON file of its trends; the index then
     shows the IR-count trend per interpreter (an unreadable source is a listed problem)."""
-    cells, rejected = schema.load_cells(paths)
+    cpython_tests, rejected, paths = cpython_tests_view.split(paths)
+    cells, cell_rejected = schema.load_cells(paths)
+    rejected += cell_rejected
     problems: List[str] = []
     if run_id:
-        stale = [c for c in cells if c["run_id"] != run_id]
+        stale = [c for c in cells + cpython_tests if c["run_id"] != run_id]
         problems += [f"{c['_source']}: skipped, from run {c['run_id']} (this run is {run_id})" for c in stale]
         cells = [c for c in cells if c["run_id"] == run_id]
+        cpython_tests = [d for d in cpython_tests if d["run_id"] == run_id]
     present = {c["python"] for c in cells if c["cell_status"] != schema.CELL_MISSING}
     axis = list(backends or sorted({c["backend"] for c in cells}) or ["eager"])
     cells += missing_cells([p for p in missing_pythons if p not in present], axis)
     charts = _trend_charts(history, problems) if history else []
     comparison = compare(cells, baseline_dir=baseline_dir, reference=reference, problems=problems)
-    return render(comparison, out_dir, rejected, charts)
+    return render(comparison, out_dir, rejected, charts, cpython_tests)
 
 
 def _trend_charts(history: str, problems: List[str]) -> List[str]:

@@ -197,10 +197,15 @@ def dumps(doc: Json) -> str:
 
 def write_cell(path: Union[str, Path], doc: Json) -> None:
     validate_cell(doc)
+    write_atomically(path, dumps(doc))
+
+
+def write_atomically(path: Union[str, Path], text: str) -> None:
+    """Write through a temporary file and a rename: a reader never sees half a file."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(dumps(doc), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(target)
 
 
