@@ -64,6 +64,7 @@ from __future__ import annotations
 import contextlib
 import linecache
 import types
+import weakref
 from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -280,7 +281,7 @@ def native_call_body(code: types.CodeType) -> List[str]:
         parts.append("**" + local_param_name(names[index]))
     # Entries are shared by every function object of this code (sibling closures):
     # call the one whose cells the caller passed in ``_cl``.
-    return [f"return (_fn if _cl is _fn.__closure__ else _sibling(_cl))({', '.join(parts)})"]
+    return [f"return _function_for(_cl)({', '.join(parts)})"]
 
 
 def native_scope(fn: types.FunctionType) -> Dict[str, Any]:
@@ -288,13 +289,20 @@ def native_scope(fn: types.FunctionType) -> Dict[str, Any]:
     sibling closure of the same code.  Arguments arrive bound explicitly (defaults
     applied), so a sibling needs only the code, globals, name and cells."""
     code, f_globals, name, qualname = fn.__code__, fn.__globals__, fn.__name__, fn.__qualname__
+    # Held weakly: a continuation's function object holds one call's closure cells, which must
+    # not outlive that call (a finalizer would run late); the user's own function stays alive
+    # through its compiled wrapper.
+    original = weakref.ref(fn)
 
-    def sibling(closure: Optional[tuple]) -> types.FunctionType:
+    def function_for(closure: Optional[tuple]) -> types.FunctionType:
+        known = original()
+        if known is not None and known.__closure__ is closure:
+            return known
         other = types.FunctionType(code, f_globals, name, None, closure)
         other.__qualname__ = qualname
         return other
 
-    return {"_fn": fn, "_sibling": sibling}
+    return {"_function_for": function_for}
 
 
 def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filename: str) -> Callable:

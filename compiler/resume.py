@@ -53,15 +53,17 @@ class _FunctionMaker:
         self.code = code
         self.f_globals = f_globals
         self.qualname = qualname
-        self._last: Optional[Tuple[Any, types.FunctionType]] = None
+        self._plain: Optional[types.FunctionType] = None
 
     def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
-        last = self._last
-        if last is not None and last[0] is closure:
-            return last[1]
+        # Only the closure-free function is kept: keeping the last closure would keep its
+        # cells' contents alive after the frame returned (a finalizer would run late).
+        if closure is None and self._plain is not None:
+            return self._plain
         fn = types.FunctionType(self.code, self.f_globals, self.code.co_name, None, closure)
         fn.__qualname__ = self.qualname
-        self._last = (closure, fn)
+        if closure is None:
+            self._plain = fn
         return fn
 
 

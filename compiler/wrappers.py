@@ -65,7 +65,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         key = (fn.__defaults__, fn.__kwdefaults__)
         if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
             try:
-                signature_for[:] = [key, inspect.signature(fn, follow_wrapped=False)]
+                signature_for[:] = [key, _code_signature(fn)]
             except ValueError:  # parameter names inspect refuses (a code object built by hand)
                 frame_cache.run_natively("inspect cannot describe the parameters, so calls cannot be bound")
                 return fn(*args, **kwargs)
@@ -105,6 +105,17 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
 
 
 _UNSET = object()
+
+
+def _code_signature(fn: types.FunctionType) -> inspect.Signature:
+    """The signature CPython binds calls of ``fn`` with: from its code, defaults and
+    keyword-only defaults (a ``__signature__`` or ``__text_signature__`` the function
+    carries describes it to people, not to the interpreter)."""
+    code = fn.__code__
+    cells = tuple(types.CellType() for _ in code.co_freevars) or None
+    stand_in = types.FunctionType(code, {}, code.co_name, fn.__defaults__, cells)
+    stand_in.__kwdefaults__ = fn.__kwdefaults__
+    return inspect.signature(stand_in, follow_wrapped=False)
 _COMPILER_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 

@@ -86,6 +86,9 @@ class UserClassVariable(FixedObjectVariable):
             raise Unsupported(f"creating an instance of {cls.__qualname__} (custom __new__, "
                               "__slots__ or a builtin base)")
         _check_plain_class(cls)
+        if _class_lookup(cls, "__del__") is not _MISSING:
+            # Its finalizer runs when the last reference goes: the object must be real.
+            raise Unsupported(f"creating an instance of {cls.__qualname__}, which has a __del__ finalizer")
         if trace_rules.is_library_class(cls):
             raise Unsupported(f"creating an instance of {cls.__qualname__}: library classes run natively "
                               "(compiler.trace_rules)")
@@ -348,9 +351,11 @@ class TracedObjectVariable(VariableTracker):
         self.attrs[name] = value
 
     def delattr(self, tx: Translator, name: str) -> None:
+        if name not in self.attrs or _is_data_descriptor(_class_lookup(self.cls, name)) or \
+                _class_lookup(self.cls, "__delattr__") is not object.__delattr__:
+            raise Unsupported(f"attribute delete {name!r} (a descriptor, __delattr__ or a missing attribute: "
+                              "the native run does it, with CPython's own error)")
         tx.output.note_mutation(self, f"attribute delete .{name}")
-        if name not in self.attrs:
-            tx.raise_python_exception(AttributeError(name))
         del self.attrs[name]
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:

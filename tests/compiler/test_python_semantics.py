@@ -913,3 +913,13 @@ def test_builtin_objects_behave_as_plain(program):
 
 def test_isinstance_asks_a_custom_instancecheck():
     assert_same_behaviour(isinstance_with_a_custom_instancecheck, ["special", [1], _Special()])
+
+
+def test_calls_are_bound_by_the_code_not_by_a_signature_attribute():
+    import inspect
+
+    def f(a, *args, **kw):
+        return a, args, kw
+
+    f.__signature__ = inspect.Signature([inspect.Parameter("zzz", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+    assert compiler.compile(f, backend="eager")(1, 2, x=3) == f(1, 2, x=3) == (1, (2,), {"x": 3})
