@@ -686,4 +686,5 @@ class SliceVariable(VariableTracker):
         return slice(*constants_of(self.parts))
 
     def reconstruct(self, cg) -> str:
-        return f"slice({', '.join(p.reconstruct(cg) for p in self.parts)})"
+        # One object however many places hold it (s is copy.copy(s) for a slice).
+        return cg.shared(self, lambda: f"slice({', '.join(p.reconstruct(cg) for p in self.parts)})")

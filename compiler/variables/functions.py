@@ -376,6 +376,8 @@ class PartialVariable(VariableTracker):
     def reconstruct(self, cg) -> str:
         if self.source is not None:
             return cg.source_expr(self.source)
-        args = [self.func.reconstruct(cg)] + [a.reconstruct(cg) for a in self.args]
-        args += [f"{k}={v.reconstruct(cg)}" for k, v in self.kwargs.items()]
-        return f"{cg.const(functools.partial)}({', '.join(args)})"
+        def build() -> str:
+            args = [self.func.reconstruct(cg)] + [a.reconstruct(cg) for a in self.args]
+            args += [f"**{{{k!r}: {v.reconstruct(cg)}}}" for k, v in self.kwargs.items()]
+            return f"{cg.const(functools.partial)}({', '.join(args)})"
+        return cg.shared(self, build)  # one partial object however many places hold it
