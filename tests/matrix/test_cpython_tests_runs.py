@@ -167,11 +167,8 @@ QUICK_MODULES = ["test_bool", "test_augassign", "test_contains", "test_opcodes",
 
 
 def test_a_quick_subset_of_cpythons_own_tests_runs_plain_and_compiled(tmp_path):
-    """CI's check that the suite works on this interpreter with the real compiler.
-
-    Not asserted yet: zero regressions (issue 12's compiler fixes are under way; e.g.
-    test_bool.test_keyword_args, `bool(x=1)` not raising, regresses today).  When they
-    land, add: `assert doc["totals"]["regressions"] == 0 and done.returncode == 0`."""
+    """CI's check, on every interpreter, that the suite works with the real compiler and that
+    these modules behave exactly as plain when every test method is compiled."""
     out = tmp_path / "cell.json"
     done = _python_m("cpython-tests", "--modules", ",".join(QUICK_MODULES), "--jobs", "2",
                      "--timeout", "100", "--json", str(out), timeout=240)
@@ -185,4 +182,6 @@ def test_a_quick_subset_of_cpythons_own_tests_runs_plain_and_compiled(tmp_path):
         assert row["compiled_tests"] > 0 and row["compiled_passed"] > 0, name
         assert row["plain_duration_s"] > 0 and row["compiled_duration_s"] > 0, name
     assert doc["totals"]["crashed"] == doc["totals"]["timed_out"] == 0
+    regressions = [(name, r["test"], r["detail"]) for name, row in doc["modules"].items() for r in row["regressions"]]
+    assert regressions == [] and doc["totals"]["regressions"] == 0 and done.returncode == 0, regressions
     assert doc["totals"]["tests"] >= 100
