@@ -122,7 +122,9 @@ class RecordingResult(unittest.TestResult):
     def stopTest(self, test: Any) -> None:
         super().stopTest(test)
         test_id = self._id(test)
-        outcome, detail = self._current.pop(test_id, ("?", None))
+        if test_id not in self._current:
+            return  # stopped twice (CPython 3.12.1 does that for a skipped test): already written
+        outcome, detail = self._current.pop(test_id)
         if outcome == "?":
             outcome, detail = "error", "the test ended without reporting an outcome"
         self.events.write(test=test_id, outcome=outcome, detail=detail)
