@@ -43,7 +43,7 @@ from .events import CompilationEvent
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace
 from .ops import may_fail_at_run_time
-from .resume import Continuation, Resume
+from .resume import Continuation, Handoff
 from .sources import param_names
 from .tracer import BreakReached, InstructionTranslator
 
@@ -163,7 +163,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     event.compile_time_s = time.perf_counter() - start
     events.record(event)
     cache.install(entry)
-    result = entry.fn(closure, *values)
+    result = entry.fn(closure, *values, _box=values if isinstance(values, list) else None)
     if result is MISS:
         if config.raise_internal_errors:
             raise InternalCompilerError(f"a new cache entry of {event.frame_name} rejects the inputs it was "
@@ -238,7 +238,7 @@ def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any]
     event.break_reasons = [reason]
     logs.log("graph_breaks", event.compile_id, "graph break in %s: %s", event.frame_name, reason)
     return _graph_entry(fn, tx, cg, names, None, effects, backend, event,
-                        break_parts=(value_exprs, tail, {"_Resume": Resume}))
+                        break_parts=(value_exprs, tail, {"_Handoff": Handoff}))
 
 
 def _fill_trace_metrics(tx: InstructionTranslator, event: CompilationEvent) -> None:

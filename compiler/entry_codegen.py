@@ -169,7 +169,9 @@ def entry_params(param_names: Sequence[str]) -> List[str]:
 
 def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body: List[str],
                        name: str = "__entry") -> str:
-    params = ", ".join(entry_params(param_names))
+    # _box: the caller's list of the arguments (a continuation's stage, compiler.resume),
+    # emptied once the guards accept them, so that this frame alone holds them.
+    params = ", ".join(entry_params(param_names) + ["_box=None"])
     lines = [f"def {name}({params}):"]
     if guards:
         checks = " and\n            ".join(f"({g.code})" for g in guards)
@@ -178,6 +180,7 @@ def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body
                   "            return _MISS",
                   "    except Exception:",
                   "        return _MISS"]
+    lines += ["    if _box is not None:", "        _box.clear()"]
     lines += ["    " + line for line in body]
     return "\n".join(lines) + "\n"
 

@@ -161,8 +161,13 @@ def _with_cells_as_free(code: types.CodeType, original: types.CodeType) -> types
 
 
 def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, ...]:
-    live = live_locals(code, index)
-    return tuple(n for n in bound if n in live)
+    """The locals handed to the stub and the continuation: every bound one, not only those
+    read later.  A plain frame holds a dead local's value until the name is rebound or the
+    frame ends; dropping it at a break would end its lifetime early (a weak reference dies,
+    a finalizer runs too soon).  (Names a continuation's own code adds, its stack slots, are
+    not variables of the original code.)"""
+    variables = set(code.co_varnames) | set(code.co_cellvars)
+    return tuple(n for n in bound if n in variables)
 
 
 def plan(tx: InstructionTranslator) -> BreakPlan:
@@ -387,10 +392,6 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
         # so that an ambiguous array truth raises where the plain function raises.
         top = sum(not null for null in p.stack_nulls) - 1
         lines.append(f"{args_name} = {args_name}[:{top}] + (bool({args_name}[{top}]),) + {args_name}[{top + 1}:]")
-    call = f"{stub_expr}(_cl2, *{args_name})"
-    if not p.exits:
-        return lines + [f"return {call}"]
-    return lines + [f"_s = {call}",
-                    "if _s.__class__ is _Resume:",
-                    f"    return {conts_expr}[_s.branch](_cl2, *_s.values)",
-                    "return _s"]
+    # The entry returns before the stub runs (compiler.resume.Handoff): its frame holds none
+    # of the frame's values while the rest of the frame runs.
+    return lines + [f"return _Handoff({stub_expr}, {conts_expr if p.exits else 'None'}, _cl2, list({args_name}))"]

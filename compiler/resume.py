@@ -45,6 +45,57 @@ def pack(branch: int, *values: Any) -> Resume:
     return Resume(branch, values)
 
 
+class Handoff:
+    """What a cache entry that ends in a graph break returns: the stub to run, the
+    continuations of its exits, the frame's closure and the stub's arguments (a list the
+    callee empties).  The entry's frame is gone before the stub runs, and each stage's frame
+    before the next one starts, so no value outlives its last use in the user's frame by
+    more than the instruction that used it (weak references die, finalizers run, as in the
+    plain function).  ``run_handoffs`` runs them; every caller of an entry passes its
+    result through it."""
+
+    __slots__ = ("stub", "conts", "closure", "box")
+
+    def __init__(self, stub: Any, conts: Optional[tuple], closure: Optional[tuple], box: list) -> None:
+        self.stub = stub
+        self.conts = conts
+        self.closure = closure
+        self.box = box
+
+
+_CALLERS: Dict[int, Callable[..., Any]] = {}
+
+
+def call_emptying(fn: Callable[..., Any], box: list) -> Any:
+    """``fn(*box)`` with the box emptied as the arguments are taken, each passed as a plain
+    positional argument: a call CPython 3.11+ makes by moving the arguments into the
+    callee's frame, so that the callee alone holds them (its ``x = None`` frees x)."""
+    n = len(box)
+    caller = _CALLERS.get(n)
+    if caller is None:
+        scope: Dict[str, Any] = {}
+        pops = ", ".join("b.pop(0)" for _ in range(n))
+        # (Named like the compiler's generated code: tracebacks leave it out, compiler.wrappers.)
+        exec(compile(f"def call(f, b):\n    return f({pops})\n", "<tracematrix handoff call>", "exec"), scope)
+        caller = _CALLERS[n] = scope["call"]
+    return caller(fn, box)
+
+
+def run_handoffs(result: Any) -> Any:
+    """Run stubs and continuations one after another until the frame's result is known."""
+    while result.__class__ is Handoff:
+        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box
+        result.box = []
+        result = None
+        result = call_emptying(stub.function_for(closure), box)
+        if conts is None or result.__class__ is not Resume:
+            return result
+        box, branch = list(result.values), result.branch
+        result = None
+        result = conts[branch].run(closure, box)
+    return result
+
+
 class _FunctionMaker:
     """Function objects for one generated code object, one per closure (sibling closures of
     the original function pass their own cells)."""
@@ -86,16 +137,21 @@ class Continuation(_FunctionMaker):
         self._compile = compile
 
     def __call__(self, closure: Optional[tuple], *values: Any) -> Any:
+        return run_handoffs(self.run(closure, list(values)))
+
+    def run(self, closure: Optional[tuple], box: list) -> Any:
+        """One stage: the continuation for the values in ``box`` (emptied by whoever takes
+        them); the result may be a Handoff for run_handoffs."""
         if sys.gettrace() is not None:  # a trace function sees the plain lines (compiler.wrappers)
-            return self.function_for(closure)(*values)
+            return call_emptying(self.function_for(closure), box)
         for entry in self.cache.entries:
-            result = entry(closure, *values)
+            result = entry(closure, *box, _box=box)
             if result is not MISS:
                 return result
         fn = self.function_for(closure)
         if self.cache.native:
-            return fn(*values)
-        return self._compile(fn, self.cache, values)
+            return call_emptying(fn, box)
+        return self._compile(fn, self.cache, box)
 
 
 class Registry:

@@ -28,6 +28,7 @@ from .backends.base import Backend
 from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame
 from .entry_codegen import MISS
+from .resume import Handoff, run_handoffs
 from .sources import local_param_name, param_names
 
 
@@ -76,7 +77,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         bound.apply_defaults()
         values = [bound.arguments[n] for n in bound_names]
         for entry in entries:
-            result = entry(closure, *values)
+            result = entry(closure, *values, _box=values)
             if result is not MISS:
                 return result
         saved = config.debug_checks
@@ -93,7 +94,11 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     else:
         def compiled(*args: Any, **kwargs: Any) -> Any:
             try:
-                return slow_path(args, kwargs)
+                result = slow_path(args, kwargs)
+                if result.__class__ is Handoff:
+                    args = kwargs = None  # type: ignore[assignment]  # this frame must not hold them
+                    return run_handoffs(result)
+                return result
             except BaseException as e:
                 raise e.with_traceback(without_compiler_frames(e.__traceback__))
 
@@ -176,8 +181,13 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
            f"        for entry in _entries:\n"
            f"            result = entry(_closure, {args})\n"
            f"            if result is not _MISS:\n"
-           f"                return result\n"
-           f"        return _slow(({args}{',' if names else ''}), {{}})\n"
+           f"                break\n"
+           f"        else:\n"
+           f"            result = _slow(({args}{',' if names else ''}), {{}})\n"
+           f"        if result.__class__ is _Handoff:\n"
+           f"            {' = '.join([p(n) for n in names] + ['entry', 'None'])}\n"
+           f"            return _run(result)\n"
+           f"        return result\n"
            f"    except BaseException as _e:\n"
            f"        raise _e.with_traceback(_strip(_e.__traceback__))\n")
     n_posonly = code.co_posonlyargcount
@@ -185,10 +195,10 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     def rebind(values: tuple) -> Any:
         given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
         positional = [v for n, v in given if names.index(n) < n_posonly]
-        return slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly})
+        return run_handoffs(slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly}))
 
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace,
-             "_strip": without_compiler_frames,
+             "_strip": without_compiler_frames, "_Handoff": Handoff, "_run": run_handoffs,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
     wrapper = scope["_wrapper"]

@@ -923,3 +923,98 @@ def test_calls_are_bound_by_the_code_not_by_a_signature_attribute():
 
     f.__signature__ = inspect.Signature([inspect.Parameter("zzz", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
     assert compiler.compile(f, backend="eager")(1, 2, x=3) == f(1, 2, x=3) == (1, (2,), {"x": 3})
+
+
+# -- lifetimes: values die when the plain frame lets them go -----------------------------------
+
+class _Obj:
+    pass
+
+
+_SEEN: list = []
+
+
+def weakref_dies_when_the_local_is_rebound_across_breaks():
+    import gc
+    import weakref
+    s = _Obj()
+    p = weakref.ref(s)
+    alive_while_bound = p() is not None      # s is dead here (only stored to next) but bound
+    s = None
+    _SEEN.append(p)
+    gc.collect()
+    return alive_while_bound, p() is None
+
+
+def finalizers_run_when_each_call_returns():
+    class Counted:
+        count = 0
+
+        def __init__(self):
+            Counted.count += 1
+
+        def __del__(self):
+            Counted.count -= 1
+
+    def make():
+        x = Counted()
+
+        def read():
+            return x
+        read()
+
+    for _ in range(20):
+        make()
+    return Counted.count
+
+
+def _calls_move_their_arguments() -> bool:
+    """Whether a positional call hands its arguments to the callee's frame (CPython 3.11+):
+    only then can the compiler's stages give a value up as the plain frame does."""
+    import gc
+    import weakref
+
+    from compiler.resume import call_emptying
+
+    def callee(obj, ref):
+        obj = None
+        gc.collect()
+        return ref() is None
+
+    thing = _Obj()
+    box = [thing, weakref.ref(thing)]
+    del thing
+    return call_emptying(callee, box)
+
+
+def test_a_dead_value_is_freed_as_in_the_plain_frame():
+    expected = weakref_dies_when_the_local_is_rebound_across_breaks()
+    got = compiler.compile(weakref_dies_when_the_local_is_rebound_across_breaks, backend="eager")()
+    assert got[0] is expected[0] is True            # bound locals stay alive across breaks
+    if _calls_move_their_arguments():
+        assert got == expected                      # and die where the plain frame drops them
+    else:
+        # 3.8-3.10: a call keeps its arguments on the caller's stack until it returns, so the
+        # value may live until the compiled call's stage returns; it never outlives the call.
+        import gc
+        gc.collect()
+        assert _SEEN[-1]() is None
+
+
+def test_finalizers_of_inner_calls_run_as_in_plain():
+    assert_same_behaviour(finalizers_run_when_each_call_returns)
+
+
+def test_nothing_outlives_the_compiled_call():
+    import gc
+    import weakref
+
+    def fn(n):
+        s = _Obj()
+        ref = weakref.ref(s)
+        print(end="")
+        return ref
+
+    ref = compiler.compile(fn, backend="eager")(1)
+    gc.collect()
+    assert ref() is None
