@@ -24,6 +24,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 import opcode_tables
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
+from opcode_tables.liveness import live_locals
 from opcode_tables.resume import origin_of
 
 from . import config
@@ -414,7 +415,17 @@ class InstructionTranslator(InstructionTranslatorBase):
         stack_params = list(origin.resume_code.stack_params) if origin is not None else []
         entering = origin is not None and origin.resume_index >= 0 and \
             self.table.opcodes[instructions_of(origin.code)[0][origin.resume_index].opname].enters_with
+        # Locals a continuation receives only to keep their values alive (bound but not read
+        # again before being rebound, compiler.graph_break._live) are carried unguarded.
+        unread = set()
+        if origin is not None and origin.resume_index >= 0:
+            read = live_locals(origin.code, origin.resume_index)
+            unread = {n for n in self.arg_values if n not in stack_params and n not in read
+                      and n not in self.code.co_cellvars}
         for name, value in self.arg_values.items():
+            if name in unread:
+                self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
+                continue
             opaque = name in stack_params and _carried_opaquely(value, entering and name == stack_params[-1])
             if not opaque:
                 try:
