@@ -10,6 +10,8 @@ can be named (the recompile reason).
 from __future__ import annotations
 
 import math
+import types
+import weakref
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -43,6 +45,10 @@ class Namespace:
 class Guard:
     name: str      # readable, stable: the recompile reason when it fails
     code: str      # a Python expression over the entry's parameters and namespace
+
+
+# Objects that live as long as their module or interpreter: identity guards hold them.
+_LONG_LIVED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc)
 
 
 def _has_zero_part(value: Any) -> bool:
@@ -106,7 +112,17 @@ class GuardSet:
 
     def id_match(self, source: Source, obj: Any) -> None:
         label = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
-        self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
+        if isinstance(obj, _LONG_LIVED):
+            self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
+            return
+        try:
+            ref = weakref.ref(obj)
+        except TypeError:  # not weakly referenceable: held by the cache
+            self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
+            return
+        # Held weakly: the cache must not keep alive an object the program let go (its
+        # finalizer, weak references); once it is gone the guard fails (a new object is not it).
+        self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(ref, 'w')}()")
 
     def constant_match(self, source: Source, value: Any) -> None:
         """Value equality for immutable constants (types checked first: 1 == 1.0 == True)."""

@@ -1018,3 +1018,25 @@ def test_nothing_outlives_the_compiled_call():
     ref = compiler.compile(fn, backend="eager")(1)
     gc.collect()
     assert ref() is None
+
+
+def test_an_object_guarded_by_identity_is_not_kept_alive_by_the_cache():
+    import gc
+    import weakref
+
+    class Scale:
+        def __call__(self, x):
+            return x * 2
+
+    def fn(f, x):
+        return f(x)
+
+    compiled = compiler.compile(fn, backend="eager")
+    scale = Scale()
+    assert compiled(scale, 3) == 6
+    assert any(" is " in g for g in compiler.events()[-1].guards)  # the instance is guarded by identity
+    ref = weakref.ref(scale)
+    del scale
+    gc.collect()
+    assert ref() is None
+    assert compiled(Scale(), 4) == 8                                # a new object: the guard fails, recompiles
