@@ -45,6 +45,13 @@ graph_breaks: bool = os.environ.get("TRACEMATRIX_NO_BREAKS", "") in ("", "0")
 # every frame at every instruction and compare with the plain function.
 force_break: Optional[Callable[[Any, int], bool]] = None
 
+# Under a trace function (a debugger, coverage) compiled functions run natively, so that
+# the trace function sees the plain frames and lines.  True keeps them compiled: a
+# debugger then steps through the generated code (cache entries, numpy kernels, break
+# stubs, continuations), whose source is registered (compiler.generated_code).
+# compiler.debug.prepare_debug sets it for its block; TRACEMATRIX_TRACE_GENERATED_CODE=1.
+trace_generated_code: bool = os.environ.get("TRACEMATRIX_TRACE_GENERATED_CODE", "") not in ("", "0")
+
 # Log channels switched on (names as in compiler.logs.CHANNELS).
 logs: str = os.environ.get("TRACEMATRIX_LOGS", "")
 

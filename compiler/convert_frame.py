@@ -34,12 +34,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from opcode_tables.resume import origin_of
 
-from . import config, events, graph_break, logs
+from . import bytecode_hooks, config, events, graph_break, logs
 from .backends.base import Backend
 from .cache import CacheEntry, FrameCache
 from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, compile_entry, entry_params,
                             graph_break_body, graph_call_body, native_call_body, native_scope)
 from .events import CompilationEvent
+from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace
 from .ops import may_fail_at_run_time
@@ -111,9 +112,12 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
                              backend=backend.name)
     closure = fn.__closure__
     if cache.cache_entries:
-        failing = cache.cache_entries[0].first_failing_guard(values, closure)
-        event.recompile_reason = failing.name if failing is not None else "no guard failed (entry rejected)"
-        logs.log("recompiles", compile_id, "recompiling %s: %s", event.frame_name, event.recompile_reason)
+        event.failed_guards = [_failing_guard_name(entry, values, closure)
+                               for entry in reversed(cache.cache_entries)]
+        event.recompile_reason = event.failed_guards[-1]
+        logs.log("recompiles", compile_id, "recompiling %s: the guards that failed, oldest entry first:\n%s",
+                 event.frame_name, "\n".join(f"  {entry.event.compile_id}: {reason}" for entry, reason
+                                             in zip(reversed(cache.cache_entries), event.failed_guards)))
 
     if len(cache.cache_entries) >= limit:
         reason = (f"cache limit reached ({limit} entries for {event.frame_name}); "
@@ -163,6 +167,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     event.compile_time_s = time.perf_counter() - start
     events.record(event)
     cache.install(entry)
+    bytecode_hooks.entry_installed(fn, cache, entry)
     result = entry.fn(closure, *values, _box=values if isinstance(values, list) else None)
     if result is MISS:
         if config.raise_internal_errors:
@@ -173,10 +178,15 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     return result
 
 
+def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optional[tuple]) -> str:
+    failing = entry.first_failing_guard(values, closure)
+    return failing.name if failing is not None else "no guard failed (entry rejected)"
+
+
 def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:
     scope = native_scope(fn)
     src = f"def _call({', '.join(entry_params(param_names(code)))}):\n    " + native_call_body(code)[0] + "\n"
-    exec(src, scope)
+    exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
     return scope["_call"](fn.__closure__, *values)
 
 
@@ -287,8 +297,7 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
     scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, **native_scope(fn),
              "_graph_failed": functools.partial(_graph_failed, event.compile_id, event.frame_name),
              **extra_scope}
-    entry_fn = compile_entry(source, output.ns, scope, f"<tracematrix entry {event.compile_id} "
-                                                         f"{event.frame_name}>")
+    entry_fn = compile_entry(source, output.ns, scope, f"entry {event.compile_id} {event.frame_name}")
     logs.log("guards", event.compile_id, "guards of %s:\n  %s", event.frame_name,
              "\n  ".join(event.guards) or "(none)")
     if compiled is not None:
@@ -328,6 +337,6 @@ def _native_entry(fn: types.FunctionType, tx: Optional[InstructionTranslator], n
         event.ir_opcodes = {}
     source = build_entry_source(names, guards, native_call_body(fn.__code__))
     scope = {"_G": fn.__globals__, "_B": f_builtins, **native_scope(fn)}
-    entry_fn = compile_entry(source, ns, scope, f"<tracematrix native entry {event.compile_id}>")
+    entry_fn = compile_entry(source, ns, scope, f"native entry {event.compile_id} {event.frame_name}")
     ns.values.update(scope)
     return CacheEntry(entry_fn, guards, ns, entry_params(names), source, event, native=True)

@@ -62,7 +62,6 @@ errors (an index out of range) make graphs fail.
 from __future__ import annotations
 
 import contextlib
-import linecache
 import types
 import weakref
 from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence, Tuple
@@ -70,6 +69,7 @@ from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence
 import numpy as np
 
 from .exc import BackendUnavailable
+from .generated_code import compile_generated, unique_filename
 from .graph import Node
 from .guards import Guard, Namespace
 from .sources import ClosureSource, Source, local_param_name
@@ -308,13 +308,13 @@ def native_scope(fn: types.FunctionType) -> Dict[str, Any]:
     return {"_function_for": function_for}
 
 
-def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], filename: str) -> Callable:
+def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], label: str) -> Callable:
+    """The entry function of ``source``, compiled under a file name ``<tracematrix {label} #N>``."""
     scope = dict(ns.values)
     scope.update(scope_extra)
     scope["_MISS"] = MISS
     scope["_strict_errstate"] = strict_errstate
     scope["_BackendUnavailable"] = BackendUnavailable
     # Tracebacks and debuggers show the generated source of the entry.
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), scope)
+    exec(compile_generated(source, unique_filename(label)), scope)
     return scope["__entry"]

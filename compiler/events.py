@@ -30,6 +30,9 @@ class CompilationEvent:
     guard_count: int = 0
     guards: List[str] = field(default_factory=list)
     recompile_reason: Optional[str] = None   # the first failing guard of the newest entry; None on a first compile
+    # On a recompile, the first failing guard of every existing entry, oldest entry first
+    # (the last one is recompile_reason); empty on a first compile.
+    failed_guards: List[str] = field(default_factory=list)
     compile_time_s: float = 0.0
     kernel_count: int = 0
     graph_hashes: List[str] = field(default_factory=list)

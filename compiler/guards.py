@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from .generated_code import compile_generated, unique_filename
 from .sources import Source
 
 
@@ -171,7 +172,7 @@ def compile_check(guard: Guard, params: Sequence[str], ns: Namespace):
     """A function (*params) -> bool for one guard, for naming the failing one."""
     src = f"def _check({', '.join(params)}):\n    return bool({guard.code})\n"
     scope = dict(ns.values)
-    exec(compile(src, f"<guard {guard.name}>", "exec"), scope)
+    exec(compile_generated(src, unique_filename(f"guard check {guard.name}")), scope)
     return scope["_check"]
 
 

@@ -27,7 +27,9 @@ import sys
 import types
 from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
+from . import config
 from .entry_codegen import MISS
+from .generated_code import compile_generated, unique_filename
 
 
 class Resume:
@@ -76,7 +78,7 @@ def call_emptying(fn: Callable[..., Any], box: list) -> Any:
         scope: Dict[str, Any] = {}
         pops = ", ".join("b.pop(0)" for _ in range(n))
         # (Named like the compiler's generated code: tracebacks leave it out, compiler.wrappers.)
-        exec(compile(f"def call(f, b):\n    return f({pops})\n", "<tracematrix handoff call>", "exec"), scope)
+        exec(compile_generated(f"def call(f, b):\n    return f({pops})\n", unique_filename("handoff call")), scope)
         caller = _CALLERS[n] = scope["call"]
     return caller(fn, box)
 
@@ -142,7 +144,8 @@ class Continuation(_FunctionMaker):
     def run(self, closure: Optional[tuple], box: list) -> Any:
         """One stage: the continuation for the values in ``box`` (emptied by whoever takes
         them); the result may be a Handoff for run_handoffs."""
-        if sys.gettrace() is not None:  # a trace function sees the plain lines (compiler.wrappers)
+        if sys.gettrace() is not None and not config.trace_generated_code:
+            # A trace function sees the plain lines (compiler.wrappers).
             return call_emptying(self.function_for(closure), box)
         for entry in self.cache.entries:
             result = entry(closure, *box, _box=box)

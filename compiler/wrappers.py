@@ -12,7 +12,6 @@ plain function's TypeError) and hands the bound values to the compile driver
 """
 from __future__ import annotations
 
-import builtins
 import functools
 import inspect
 import os
@@ -28,6 +27,7 @@ from .backends.base import Backend
 from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame
 from .entry_codegen import MISS
+from .generated_code import compile_generated, unique_filename
 from .resume import Handoff, run_handoffs
 from .sources import local_param_name, param_names
 
@@ -61,7 +61,8 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     compile_callee = _callee_compiler(backend)
 
     def slow_path(args: tuple, kwargs: dict) -> Any:
-        if frame_cache.native or trace_rules.is_disabled(fn) or _gettrace() is not None:
+        if (frame_cache.native or trace_rules.is_disabled(fn)
+                or (_gettrace() is not None and not config.trace_generated_code)):
             return fn(*args, **kwargs)
         key = (fn.__defaults__, fn.__kwdefaults__)
         if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
@@ -147,7 +148,8 @@ def without_compiler_frames(tb: Optional[types.TracebackType]) -> Optional[types
         head = entry
     return head
 # Under sys.settrace (a debugger, coverage, a test recording line events) compiled functions
-# run natively: the trace function sees the plain frames and lines.
+# run natively: the trace function sees the plain frames and lines (unless
+# config.trace_generated_code asks to step through the generated code).
 _gettrace = sys.gettrace
 
 
@@ -176,7 +178,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     src = (f"def _wrapper({', '.join(params)}):\n"
            f"{prologue}"
            f"    try:\n"
-           f"        if _gettrace() is not None:\n"
+           f"        if _gettrace() is not None and not _config.trace_generated_code:\n"
            f"            return _slow(({args}{',' if names else ''}), {{}})\n"
            f"        for entry in _entries:\n"
            f"            result = entry(_closure, {args})\n"
@@ -197,10 +199,10 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
         positional = [v for n, v in given if names.index(n) < n_posonly]
         return run_handoffs(slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly}))
 
-    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace,
+    scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace, "_config": config,
              "_strip": without_compiler_frames, "_Handoff": Handoff, "_run": run_handoffs,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
-    exec(builtins.compile(src, f"<tracematrix wrapper of {fn.__qualname__}>", "exec"), scope)
+    exec(compile_generated(src, unique_filename(f"wrapper of {fn.__qualname__}")), scope)
     wrapper = scope["_wrapper"]
     # Names in messages must be the plain function's: its own name, not L_<name> parameters.
     replaced = wrapper.__code__.replace(co_name=code.co_name,

@@ -30,6 +30,7 @@ import numpy as np
 from compiler.backends import fusion
 from compiler.backends.base import Backend, CompiledGraph, LoweringError, check_graph, logger
 from compiler.backends.eager import make_runner
+from compiler.generated_code import compile_generated, unique_filename
 from compiler.graph import Graph, Node
 
 _FUNCTION_NAME = "compiled_graph"
@@ -182,7 +183,7 @@ class NumpyBackend(Backend):
         check_graph(graph, self.name)
         try:
             source, namespace, kernels = lower(graph)
-            code = compile(source, "<compiled_graph>", "exec")
+            code = compile_generated(source, unique_filename(f"numpy kernel {graph.graph_hash()[:12]}"))
             exec(code, namespace)
         except (LoweringError, SyntaxError) as error:
             reason = f"{type(error).__name__}: {error}"
