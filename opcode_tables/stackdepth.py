@@ -78,7 +78,9 @@ class _Flow:
                                    inst.exc.depth + 1 + int(inst.exc.lasti))
 
 
-def _deepest(flow: _Flow) -> int:
+def _walk(flow: _Flow) -> Tuple[int, List[int]]:
+    """(the deepest depth any path reaches, the depth each instruction is entered at; -1 where
+    no path from the start reaches it)."""
     count = len(flow.fall)
     fall, stops, branch, handler = flow.fall, flow.stops, flow.branch, flow.handler
     depth_at: List[int] = [-1] * count
@@ -114,7 +116,7 @@ def _deepest(flow: _Flow) -> int:
         if depth >= 0 and depth + fall[index] < 0:
             raise StackDepthError(f"stack underflow after instruction {index} ({flow.names[index]}): "
                                   f"entered at depth {depth}, effect {fall[index]}")
-    return deepest
+    return deepest, depth_at
 
 
 def stack_size(instructions: List[Instruction], table: VersionTable,
@@ -124,4 +126,11 @@ def stack_size(instructions: List[Instruction], table: VersionTable,
     ``args`` / ``opnames`` replace the instructions' own (the assembler passes
     the arguments and jump directions it settled on).
     """
-    return _deepest(_Flow(instructions, table, args, opnames))
+    return _walk(_Flow(instructions, table, args, opnames))[0]
+
+
+def entry_depths(instructions: List[Instruction], table: VersionTable) -> List[int]:
+    """The stack depth each instruction is entered at (the deepest over the paths reaching
+    it), -1 where none does: what a reader of the bytecode (opcode_tables.decompile) needs
+    to name the stack slots a jump hands over."""
+    return _walk(_Flow(instructions, table, None, None))[1]
