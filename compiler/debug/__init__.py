@@ -1,8 +1,12 @@
 """Debug dumps of the code a compiled function runs: its cache entries, break stubs
-and continuations, for reading (``dis``) and stepping through in a debugger.
+and continuations, for reading (``dis``, a decompiled view) and stepping through in
+a debugger.
 
+    with compiler.debug.prepare_debug("dump/"):   # everything compiled in the block,
+        f(x)                                       # written out per compile id (dump.py)
     compiler.debug.code_objects(compiled_fn)  # [(label, code object), ...]
     print(compiler.debug.dump(compiled_fn))   # their disassembly, labelled
+    print(compiler.debug.decompile(code))     # a readable Python view of any code object
 
 The same listings go to the ``bytecode`` log channel as they are made
 (``TRACEMATRIX_LOGS=bytecode``).
@@ -14,20 +18,21 @@ import io
 import types
 from typing import Any, Callable, List, Tuple
 
+from opcode_tables.decompile import decompile
 
-def _root_cache(compiled: Callable) -> Any:
-    cache = getattr(compiled, "_tracematrix_cache", None)
-    if cache is None:
-        raise TypeError(f"compiler.debug expects a function returned by compiler.compile(), got "
-                        f"{type(compiled).__name__} {getattr(compiled, '__qualname__', '')!r}")
-    return cache
+from ..introspection import frame_cache_of
+from .dump import DumpDirectoryWarning, prepare_debug
+
+__all__ = ["prepare_debug", "DumpDirectoryWarning", "code_objects", "dump", "disassemble", "decompile"]
+
+
 
 
 def code_objects(compiled: Callable) -> List[Tuple[str, types.CodeType]]:
     """Every code object made for ``compiled`` so far, labelled: each cache entry's
     generated function (of the function and of its continuations), each break stub
     and each continuation (``<qualname>.__resume_at_<offset>``)."""
-    cache = _root_cache(compiled)
+    cache = frame_cache_of(compiled)
     out: List[Tuple[str, types.CodeType]] = []
     name = getattr(compiled, "__qualname__", "")
 
