@@ -50,7 +50,7 @@ class DumpDirectoryWarning(RuntimeWarning):
 
 
 def _safe(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "code"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "code"
 
 
 def _listing(code: types.CodeType) -> str:

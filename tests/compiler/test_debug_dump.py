@@ -137,3 +137,18 @@ def test_without_prepare_debug_a_debugger_sees_the_plain_function():
     shown = out.getvalue()
     assert "y = np.sin(x) * 2" in shown
     assert "<tracematrix entry" not in shown
+
+
+def test_triton_kernels_are_dumped_where_triton_is_installed(tmp_path):
+    from compiler.backends.triton import toolchain
+
+    if toolchain.triton_version() is None:
+        pytest.skip("triton is not installed for this interpreter (the gpu extra has no wheel for it)")
+    f = compiler.compile(_simple, backend="triton")
+    with prepare_debug(tmp_path):
+        try:
+            f(np.arange(4.0))
+        except compiler.exc.BackendUnavailable:
+            pass  # no GPU here: the kernels are made (and dumped) before they would run
+    kernel = _read(tmp_path / "_simple_0_0" / "kernel_triton.py")
+    assert "@triton.jit" in kernel and "tl.sin(" in kernel
