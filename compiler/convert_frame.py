@@ -44,7 +44,7 @@ from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace
 from .ops import may_fail_at_run_time
-from .resume import Continuation, Handoff
+from .resume import Continuation, Handoff, call_entry
 from .sources import param_names
 from .tracer import BreakReached, InstructionTranslator
 
@@ -168,7 +168,10 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     events.record(event)
     cache.install(entry)
     bytecode_hooks.entry_installed(fn, cache, entry)
-    result = entry.fn(closure, *values, _box=values if isinstance(values, list) else None)
+    if isinstance(values, list):
+        result = call_entry(entry.fn, closure, values)  # (without a tuple holding the values)
+    else:
+        result = entry.fn(closure, *values)
     if result is MISS:
         if config.raise_internal_errors:
             raise InternalCompilerError(f"a new cache entry of {event.frame_name} rejects the inputs it was "
@@ -211,11 +214,15 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
             e.args = (str(e),)
         if fullgraph:
             raise
+        # Its traceback holds the tracer's frames, which hold the call's values (and some of
+        # them the exception: a cycle); dropped, they go now rather than at the next collection.
+        e.__traceback__ = None
         index = tx.break_index() if tx is not None else None
         if index is not None and config.graph_breaks:
             try:
                 return _break_entry(fn, names, values, backend, event, e, index, ctx)
             except Unsupported as why:
+                why.__traceback__ = None
                 e = Unsupported(f"{e.reason}; it cannot become a graph break: {why.reason}", where=e.where)
         return _native_entry(fn, tx, names, event, e)
 
@@ -227,8 +234,8 @@ def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any]
     tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index)
     try:
         tx.run()
-    except BreakReached:
-        pass
+    except BreakReached as reached:
+        reached.__traceback__ = None  # (see _trace_and_build)
     else:
         raise Unsupported("the second trace of the frame did not reach the break point")
     plan = graph_break.plan(tx)
@@ -312,8 +319,10 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
 def _graph_failed(compile_id: str, frame_name: str, error: BaseException) -> None:
     """An entry's graph raised (an op failed on this call's data, or signalled a
     floating-point error the caller's error state reports): the frame runs natively."""
+    # The message, not the exception: a handler that keeps log records (pytest's caplog, a
+    # MemoryHandler) would keep the traceback, its frames and so the call's arguments alive.
     logs.log("fallbacks", compile_id, "the graph of %s failed at run time (%s: %s); this call "
-             "runs the frame natively", frame_name, type(error).__name__, error)
+             "runs the frame natively", frame_name, type(error).__name__, str(error))
 
 
 def _native_entry(fn: types.FunctionType, tx: Optional[InstructionTranslator], names: List[str],

@@ -10,6 +10,7 @@ can be named (the recompile reason).
 from __future__ import annotations
 
 import math
+import struct
 import types
 import weakref
 from dataclasses import dataclass
@@ -48,8 +49,28 @@ class Guard:
     code: str      # a Python expression over the entry's parameters and namespace
 
 
-# Objects that live as long as their module or interpreter: identity guards hold them.
-_LONG_LIVED = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, np.ufunc)
+# Objects that live as long as the interpreter: identity guards hold them.
+_IMMORTAL = (types.ModuleType, types.BuiltinFunctionType, np.ufunc)
+
+
+def _held_weakly(obj: Any) -> bool:
+    """Whether a guard on ``obj`` holds it through a weak reference: everything the program can
+    let go of and Python can refer to weakly.  Modules, builtins and ufuncs live as long as the
+    interpreter; classes and functions defined at module level as long as their module (held
+    strongly: their guards are on every call's path, and a dereference costs); classes and
+    functions made at run time (a nested def, a lambda, a class built in a function) die
+    like any object."""
+    if isinstance(obj, _IMMORTAL):
+        return False
+    if isinstance(obj, (type, types.FunctionType)):
+        qualname = getattr(obj, "__qualname__", "")
+        if "<locals>" not in qualname and "<lambda>" not in qualname:
+            return False
+    try:
+        weakref.ref(obj)
+    except TypeError:  # not weakly referenceable: the cache holds it
+        return False
+    return True
 
 
 def _has_zero_part(value: Any) -> bool:
@@ -58,6 +79,23 @@ def _has_zero_part(value: Any) -> bool:
     if isinstance(value, (complex, np.complexfloating)):
         return value.real == 0 or value.imag == 0
     return False
+
+
+def _has_nan_part(value: Any) -> bool:
+    if isinstance(value, (float, np.floating)):
+        return value != value
+    if isinstance(value, (complex, np.complexfloating)):
+        return value.real != value.real or value.imag != value.imag
+    return False
+
+
+def _value_bits(value: Any) -> bytes:
+    """The bytes of a float, complex or NumPy scalar (sign of zero and NaN payload included)."""
+    if isinstance(value, np.generic):
+        return np.asarray(value).tobytes()
+    if isinstance(value, complex):
+        return struct.pack("<dd", value.real, value.imag)
+    return struct.pack("<d", value)
 
 
 def _zero_signs(value: Any) -> tuple:
@@ -108,22 +146,17 @@ class GuardSet:
 
     # -- guard kinds ------------------------------------------------------
     def type_match(self, source: Source, tp: type) -> None:
-        self.add(f"type({source.name()}) is {_type_name(tp)}",
-                 f"type({self._e(source)}) is {self.ns.const(tp, 't')}")
+        held = f"{self.ns.const(weakref.ref(tp), 'w')}()" if _held_weakly(tp) else self.ns.const(tp, 't')
+        self.add(f"type({source.name()}) is {_type_name(tp)}", f"type({self._e(source)}) is {held}")
 
     def id_match(self, source: Source, obj: Any) -> None:
         label = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
-        if isinstance(obj, _LONG_LIVED):
-            self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
-            return
-        try:
-            ref = weakref.ref(obj)
-        except TypeError:  # not weakly referenceable: held by the cache
+        if not _held_weakly(obj):
             self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
             return
         # Held weakly: the cache must not keep alive an object the program let go (its
         # finalizer, weak references); once it is gone the guard fails (a new object is not it).
-        self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(ref, 'w')}()")
+        self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(weakref.ref(obj), 'w')}()")
 
     def constant_match(self, source: Source, value: Any) -> None:
         """Value equality for immutable constants (types checked first: 1 == 1.0 == True)."""
@@ -131,8 +164,11 @@ class GuardSet:
             self.add(f"{source.name()} is {value!r}", f"{self._e(source)} is {self.ns.const(value, 'c')}")
             return
         self.type_match(source, type(value))
-        if isinstance(value, float) and value != value:
-            self.add(f"{source.name()} is nan", f"{self._e(source)} != {self._e(source)}")
+        if _has_nan_part(value):
+            # NaN != NaN, and NaNs differ in sign and payload: the value is guarded bit for bit.
+            key = _value_bits(value)
+            self.add(f"{source.name()} is {_short_repr(value)} (bit for bit)",
+                     f"{self.ns.const(_value_bits, 'f')}({self._e(source)}) == {key!r}")
             return
         self.add(f"{source.name()} == {_short_repr(value)}",
                  f"{self._e(source)} == {self.ns.const(value, 'c')}")

@@ -83,6 +83,25 @@ def call_emptying(fn: Callable[..., Any], box: list) -> Any:
     return caller(fn, box)
 
 
+_ENTRY_CALLERS: Dict[int, Callable[..., Any]] = {}
+
+
+def call_entry(entry: Callable[..., Any], closure: Optional[tuple], box: list) -> Any:
+    """``entry(closure, *box, _box=box)`` without the argument tuple ``*box`` would make (which
+    the caller's frame keeps until the call returns): each value is passed as a plain
+    positional argument, moved into the entry's frame on CPython 3.11+, and the entry empties
+    ``box`` once its guards accept them (a rejected call leaves it whole for the next entry)."""
+    n = len(box)
+    caller = _ENTRY_CALLERS.get(n)
+    if caller is None:
+        scope: Dict[str, Any] = {}
+        items = "".join(f", b[{i}]" for i in range(n))
+        exec(compile_generated(f"def call(f, c, b):\n    return f(c{items}, _box=b)\n",
+                               unique_filename("entry call")), scope)
+        caller = _ENTRY_CALLERS[n] = scope["call"]
+    return caller(entry, closure, box)
+
+
 def run_handoffs(result: Any) -> Any:
     """Run stubs and continuations one after another until the frame's result is known."""
     while result.__class__ is Handoff:
@@ -148,7 +167,7 @@ class Continuation(_FunctionMaker):
             # A trace function sees the plain lines (compiler.wrappers).
             return call_emptying(self.function_for(closure), box)
         for entry in self.cache.entries:
-            result = entry(closure, *box, _box=box)
+            result = call_entry(entry, closure, box)
             if result is not MISS:
                 return result
         fn = self.function_for(closure)

@@ -87,6 +87,12 @@ def _library_roots() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     # Packages installed in the stdlib folder's site-packages are libraries; CPython's own
     # test package is the code the cpython-tests suite compiles, so it is traced.
     exceptions = {os.path.join(root, "test") + os.sep for root in stdlib}
+    # The compiler never traces itself (a compiled test of the compiler calls compiler.compile,
+    # explain, reset...): its packages are library code wherever they are installed.
+    import opcode_tables
+
+    for package_file in (__file__, opcode_tables.__file__):
+        roots.add(os.path.dirname(os.path.realpath(package_file)) + os.sep)
     return tuple(sorted(roots)), tuple(sorted(exceptions))
 
 

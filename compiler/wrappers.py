@@ -28,7 +28,7 @@ from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame
 from .entry_codegen import MISS
 from .generated_code import compile_generated, unique_filename
-from .resume import Handoff, run_handoffs
+from .resume import Handoff, call_entry, run_handoffs
 from .sources import local_param_name, param_names
 
 
@@ -77,8 +77,11 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
             return fn(*args, **kwargs)  # raises exactly what the plain function raises
         bound.apply_defaults()
         values = [bound.arguments[n] for n in bound_names]
+        # From here the list alone holds the arguments (and the caller): the entries empty it
+        # once their guards accept (compiler.resume.call_entry).
+        args = kwargs = bound = None  # type: ignore[assignment]
         for entry in entries:
-            result = entry(closure, *values, _box=values)
+            result = call_entry(entry, closure, values)
             if result is not MISS:
                 return result
         saved = config.debug_checks

@@ -110,6 +110,7 @@ TABLE = _BASE.derive(
         "exception_table": True,
         "arg_flags": {"LOAD_GLOBAL": ("push_null",)},
         "call_null_layout": "null_first",
+        "calls_move_arguments": True,
         "kw_names": "kw_names_op",
         "has_precall": True,
         "cell_creation": "make_cell",

@@ -336,6 +336,9 @@ TABLE = VersionTable(
         "iterator_slots": 1,
         "call_function_ex_kwargs": "flag",
         "unchecked_local_loads": ("LOAD_FAST",),
+        # A call to a Python function keeps its arguments on the caller's stack until it
+        # returns (3.11+ moves them into the callee's frame): how long a value passed on lives.
+        "calls_move_arguments": False,
     },
 )
 

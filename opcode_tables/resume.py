@@ -26,7 +26,7 @@ from .assemble import assemble
 from .decode import decode_cached
 from .factories import body_start, create_call_function
 from .instruction import Instruction, create_instruction, point_at_copies
-from .liveness import live_locals, reachable, reads_frame
+from .liveness import live_locals, reachable
 from .spec import VersionTable
 
 __all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "Origin", "origin_of",
@@ -327,9 +327,10 @@ def build_resume_code(code: types.CodeType, *,
         raise ValueError(f"resume_index={resume_index} lies inside the frame prologue (ends at {start})")
 
     entry = _restore_stack(stack_nulls, stack_params, blocks, body, table)
-    if reads_frame(code):
-        # The stack parameters are ours, not the user's: locals() must not show them.
-        entry.extend(create_instruction("DELETE_FAST", argval=p) for p in stack_params)
+    # Once on the stack, the stack parameters go: locals() must not show them (they are ours,
+    # not the user's), and a value must live only as long as its stack slot (an exception the
+    # frame is handling, kept in a local, would hold the frame through its traceback: a cycle).
+    entry.extend(create_instruction("DELETE_FAST", argval=p) for p in stack_params)
     entry.append(create_instruction("JUMP_FORWARD", target=resume_at))
 
     if break_index is not None and exits:

@@ -88,7 +88,7 @@ class _MethodsByName:
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in self.METHODS:
-            return _BoundHelper(lambda *args, **kwargs: self.call_method(tx, name, list(args), kwargs),
+            return _BoundHelper(lambda tx_, *args, **kwargs: self.call_method(tx_, name, list(args), kwargs),
                                 owner=self, name=name)
         raise Unsupported(f"attribute {name!r} of {self.describe()}")
 
@@ -323,9 +323,9 @@ class NamedTupleVariable(TupleVariable):
         if name == "_fields":
             return ConstantVariable(fields)
         if name == "_asdict":
-            return _BoundHelper(lambda: DictVariable(dict(zip(fields, self.items))))
+            return _BoundHelper(lambda tx_: DictVariable(dict(zip(fields, self.items))))
         if name == "_replace":
-            def replace(**kw):
+            def replace(tx_, **kw):
                 items = list(self.items)
                 for key, value in kw.items():
                     items[fields.index(key)] = value
@@ -338,7 +338,10 @@ class NamedTupleVariable(TupleVariable):
 
 
 class _BoundHelper(VariableTracker):
-    """A method of a tracked container implemented by a Python callable over trackers."""
+    """A method of a tracked container implemented by a Python callable over trackers:
+    ``fn(tx, *args, **kwargs)``.  The translator is passed at the call, never captured: a
+    tracker on the translator's stack that holds the translator is a reference cycle, and
+    the trace's values would live until the next garbage collection."""
 
     def __init__(self, fn, owner: Optional[VariableTracker] = None, name: str = "") -> None:
         super().__init__(None)
@@ -347,7 +350,7 @@ class _BoundHelper(VariableTracker):
         self.name = name
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        return self.fn(*args, **kwargs)
+        return self.fn(tx, *args, **kwargs)
 
     def reconstruct(self, cg) -> str:
         if self.owner is None:

@@ -306,10 +306,16 @@ class OpaqueCallableVariable(VariableTracker):
         return wrap_static_attr(tx, self.value, name, self.source)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        # Raised without a local naming it: a frame holding its own exception (whose traceback
+        # holds the frame) is a cycle that keeps every value of the trace alive until the next
+        # garbage collection.
+        raise self._unsupported_call()
+
+    def _unsupported_call(self) -> Unsupported:
         error = Unsupported(f"call to {self.describe()}: {self.why}")
         # A function calling this must stay a real frame under its caller's (trace_rules).
         error.frame_sensitive = trace_rules.is_frame_sensitive(self.value)  # type: ignore[attr-defined]
-        raise error
+        return error
 
 
 class TracedObjectVariable(VariableTracker):

@@ -84,8 +84,9 @@ def run_once(fn: Callable[..., Any], call: Call) -> Outcome:
         except Exception as exc:  # the plain function's exceptions are part of its behaviour
             error = exc
         errstate.update(np.geterr())
+    refcounts = corpus_runner.argument_refcounts(call, args, kwargs) if error is None else None
     return Outcome(value, error, stream.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)),
-                   warnings=seen, errstate=errstate, globals_after=snapshot_globals(),
+                   warnings=seen, errstate=errstate, refcounts=refcounts, globals_after=snapshot_globals(),
                    trace=copy.deepcopy(TRACE))
 
 

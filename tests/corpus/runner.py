@@ -4,7 +4,8 @@ Everything observable is compared: the return value (exact types and values, see
 what was printed, the exception raised (type and message), the arguments after the call (mutations),
 which returned arrays share memory with the inputs, the warnings issued (category, message and
 location, in order, and in order with the printed text: each one is written into the captured stdout
-as ``[Category: message]``) and NumPy's floating-point error state after the call (``np.geterr()``).
+as ``[Category: message]``), NumPy's floating-point error state after the call (``np.geterr()``)
+and the reference counts of the arguments after a call that returned.
 The plain run gets a deep copy of the arguments.  Every run records warnings under
 ``simplefilter("always")`` and starts from, and is put back to, the error state of the test.
 """
@@ -14,6 +15,7 @@ import contextlib
 import copy
 import io
 import os
+import sys
 import traceback
 import warnings
 from dataclasses import dataclass
@@ -35,6 +37,17 @@ class Outcome:
     # (category, message, file name, line) of each warning, in order; None: not recorded
     warnings: Optional[List[Tuple[str, str, str, int]]] = None
     errstate: Optional[Dict[str, str]] = None   # np.geterr() right after the call
+    # sys.getrefcount of each argument the run made its own copy of, right after a call that
+    # returned (a cache or a generated frame that keeps an argument alive shows here); None when
+    # the call raised (its traceback's frames hold the arguments).
+    refcounts: Optional[List[int]] = None
+
+
+def argument_refcounts(call: Call, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> List[int]:
+    """Reference counts of the arguments ``copy.deepcopy`` copied (shared immutable ones, such as
+    small ints and tuples of them, are referenced from everywhere and are left out)."""
+    pairs = list(zip(call.args, args)) + [(call.kwargs[k], kwargs[k]) for k in sorted(kwargs)]
+    return [sys.getrefcount(copy_) for original, copy_ in pairs if copy_ is not original]
 
 
 @contextlib.contextmanager
@@ -68,8 +81,9 @@ def run(fn: Callable[..., Any], call: Call) -> Outcome:
         except Exception as exc:  # the plain function's exceptions are part of its behaviour
             error = exc
         errstate.update(np.geterr())
+    refcounts = argument_refcounts(call, args, kwargs) if error is None else None
     return Outcome(value, error, out.getvalue(), (args, kwargs), aliasing(value, (args, kwargs)),
-                   warnings=seen, errstate=errstate)
+                   warnings=seen, errstate=errstate, refcounts=refcounts)
 
 
 def assert_same_outcome(plain: Outcome, compiled: Outcome, *, close: Optional[str], where: str) -> None:
@@ -92,6 +106,10 @@ def assert_same_outcome(plain: Outcome, compiled: Outcome, *, close: Optional[st
     if plain.errstate is not None and compiled.errstate is not None:
         assert compiled.errstate == plain.errstate, (
             f"{where}: np.geterr() after the call is {compiled.errstate}, plain {plain.errstate}")
+    if plain.refcounts is not None and compiled.refcounts is not None:
+        assert compiled.refcounts == plain.refcounts, (
+            f"{where}: reference counts of the arguments after the call are {compiled.refcounts}, "
+            f"plain {plain.refcounts} (something the compiler made keeps an argument alive)")
     assert compiled.stdout == plain.stdout, f"{where}: printed {compiled.stdout!r}, plain printed {plain.stdout!r}"
     assert_same(plain.arguments, compiled.arguments, close=close, path=f"{where}: arguments after the call")
 
