@@ -41,8 +41,11 @@ class CacheEntry:
 
 
 class FrameCache:
-    def __init__(self, code: types.CodeType, registry: Optional[Registry] = None) -> None:
+    def __init__(self, code: types.CodeType, registry: Optional[Registry] = None, observed: bool = True) -> None:
         self.code = code
+        # False: compilations invisible to compiler.events(), explain() and hooks (config option
+        # "observed"); their compile ids come from a counter of their own, marked "u".
+        self.observed = observed
         self.entries: List[Any] = []          # the generated entry functions, newest first
         self.cache_entries: List[CacheEntry] = []
         self.native = False                   # run natively from now on
@@ -55,14 +58,16 @@ class FrameCache:
 
     def next_compile_id(self) -> str:
         """"<frame id>/<compiles so far>" (frame ids are given out in order of first compile)."""
+        counter = _frame_ids if self.observed else _unobserved_frame_ids
         if self.frame_id is None:
-            self.frame_id = _frame_ids[0]
-            _frame_ids[0] += 1
-        return f"{self.frame_id}/{self.compiles}"
+            self.frame_id = counter[0]
+            counter[0] += 1
+        return f"{'' if self.observed else 'u'}{self.frame_id}/{self.compiles}"
 
     def install(self, entry: CacheEntry) -> None:
         """Make ``entry`` the newest (first tried) entry."""
-        _made_entries.append(entry)
+        if self.observed:
+            _made_entries.append(entry)
         self.cache_entries.insert(0, entry)
         self.entries.insert(0, entry.fn)
 
@@ -83,6 +88,7 @@ class FrameCache:
 
 _caches: Dict[Tuple[types.CodeType, int], FrameCache] = {}
 _frame_ids = [0]
+_unobserved_frame_ids = [0]
 # Every cache entry made, in order (compiler.explain collects the graphs of one call from it).
 _made_entries: List[CacheEntry] = []
 
@@ -95,11 +101,13 @@ def entries_since(start: int) -> List[CacheEntry]:
     return _made_entries[start:]
 
 
-def cache_for(fn: types.FunctionType) -> FrameCache:
-    key = (fn.__code__, id(fn.__globals__))
+def cache_for(fn: types.FunctionType, observed: bool = True) -> FrameCache:
+    """The entries of ``fn``'s code (per globals dict); observed and unobserved compilations
+    of one function keep separate caches."""
+    key = (fn.__code__, id(fn.__globals__), observed)
     cache = _caches.get(key)
     if cache is None:
-        cache = _caches[key] = FrameCache(fn.__code__)
+        cache = _caches[key] = FrameCache(fn.__code__, observed=observed)
     return cache
 
 

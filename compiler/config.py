@@ -60,4 +60,11 @@ COMPILE_OPTIONS = {
     "cache_limit": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
                     "a positive int (cache entries per code object)"),
     "debug_checks": (lambda v: isinstance(v, bool), "a bool (per-instruction stack-effect checks)"),
+    # False: this function's compilations (its continuations' and callees' too) are invisible:
+    # no CompilationEvents, no compile ids from the shared counter, not in explain(), no
+    # bytecode hooks, and the compiled functions it calls run as they are instead of being
+    # inlined.  For a harness that compiles code which itself inspects the compiler (the
+    # project's own tests, matrix.project_tests).
+    "observed": (lambda v: isinstance(v, bool), "a bool (False: compilations invisible to the compiler's "
+                                                 "introspection; for harnesses)"),
 }

@@ -102,7 +102,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         event = CompilationEvent(compile_id=cache.next_compile_id(), frame_name=_frame_name(fn),
                                  filename=code.co_filename, firstlineno=code.co_firstlineno, backend=backend.name)
         event.fallback_reason = why_not
-        events.record(event)
+        _record(cache, event)
         logs.log("fallbacks", event.compile_id, "%s runs natively: %s", event.frame_name, event.fallback_reason)
         return _call_native(fn, code, values)
     code = fn.__code__
@@ -127,7 +127,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
                       stacklevel=4)
         cache.run_natively(reason)
         event.fallback_reason = reason
-        events.record(event)
+        _record(cache, event)
         logs.log("recompiles", compile_id, "%s", reason)
         return _call_native(fn, code, values)
 
@@ -139,17 +139,17 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
                                              compile_callee=compile_callee)
 
     def make_continuation(cont_code: types.CodeType, f_globals: dict, qualname: str) -> Continuation:
-        return Continuation(cont_code, f_globals, qualname, FrameCache(cont_code, cache.registry),
+        return Continuation(cont_code, f_globals, qualname, FrameCache(cont_code, cache.registry, cache.observed),
                             compile_continuation)
 
     ctx = graph_break.BreakContext(cache.registry, backend.name, compile_callee, make_continuation)
     try:
-        entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx)
+        entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed)
     except Unsupported as e:
         if fullgraph:
             event.compile_time_s = time.perf_counter() - start
             event.fallback_reason = str(e)
-            events.record(event)
+            _record(cache, event)
             raise
         # Not reached: _trace_and_build turns Unsupported into a native entry.
         raise
@@ -157,28 +157,38 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         event.compile_time_s = time.perf_counter() - start
         event.internal_error = traceback.format_exc()
         event.fallback_reason = f"internal compiler error: {type(e).__name__}: {e}"
-        events.record(event)
-        if config.raise_internal_errors:
+        _record(cache, event)
+        # (An unobserved compilation, a harness's, never raises: the tests it compiles may
+        # themselves switch raise_internal_errors on, or break the compiler on purpose.)
+        if config.raise_internal_errors and cache.observed:
             raise InternalCompilerError(f"while compiling {event.frame_name}: {type(e).__name__}: {e}") from e
         logs.log_exception("fallbacks", compile_id, f"internal error compiling {event.frame_name}; "
                            "it runs natively")
         cache.run_natively(event.fallback_reason)
         return _call_native(fn, code, values)
     event.compile_time_s = time.perf_counter() - start
-    events.record(event)
+    _record(cache, event)
     cache.install(entry)
-    bytecode_hooks.entry_installed(fn, cache, entry)
+    if cache.observed:
+        bytecode_hooks.entry_installed(fn, cache, entry)
     if isinstance(values, list):
         result = call_entry(entry.fn, closure, values)  # (without a tuple holding the values)
     else:
         result = entry.fn(closure, *values)
     if result is MISS:
-        if config.raise_internal_errors:
+        if config.raise_internal_errors and cache.observed:
             raise InternalCompilerError(f"a new cache entry of {event.frame_name} rejects the inputs it was "
                                         f"traced with (guard: {entry.first_failing_guard(values, closure)})")
         cache.run_natively("internal compiler error: fresh entry rejected its own inputs")
         return _call_native(fn, code, values)
     return result
+
+
+def _record(cache: FrameCache, event: CompilationEvent) -> None:
+    """The event goes to compiler.events() unless the compilation is unobserved (config option
+    "observed")."""
+    if cache.observed:
+        events.record(event)
 
 
 def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optional[tuple]) -> str:
@@ -194,12 +204,13 @@ def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[
 
 
 def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
-                     event: CompilationEvent, fullgraph: bool, ctx: graph_break.BreakContext) -> CacheEntry:
+                     event: CompilationEvent, fullgraph: bool, ctx: graph_break.BreakContext,
+                     inline_compiled: bool = True) -> CacheEntry:
     """Trace the frame; the entry for a complete trace, or else for a break at the failing
     instruction, or else one that runs the frame natively."""
     tx = None
     try:
-        tx = InstructionTranslator(fn, dict(zip(names, values)))
+        tx = InstructionTranslator(fn, dict(zip(names, values)), inline_compiled=inline_compiled)
         result = tx.run()
         tx.flush_segment()
         cg = OutputCodegen(tx, tx.output.ns)
@@ -220,7 +231,7 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
         index = tx.break_index() if tx is not None else None
         if index is not None and config.graph_breaks:
             try:
-                return _break_entry(fn, names, values, backend, event, e, index, ctx)
+                return _break_entry(fn, names, values, backend, event, e, index, ctx, inline_compiled)
             except Unsupported as why:
                 why.__traceback__ = None
                 e = Unsupported(f"{e.reason}; it cannot become a graph break: {why.reason}", where=e.where)
@@ -229,9 +240,9 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
 
 def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
                  event: CompilationEvent, error: Unsupported, index: int,
-                 ctx: graph_break.BreakContext) -> CacheEntry:
+                 ctx: graph_break.BreakContext, inline_compiled: bool = True) -> CacheEntry:
     """Trace again up to the failing instruction and make the entry that breaks there."""
-    tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index)
+    tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index, inline_compiled=inline_compiled)
     try:
         tx.run()
     except BreakReached as reached:

@@ -46,6 +46,7 @@ class OutputGraph:
         self.closure = closure
         # The frame's arguments under their generated names (L_x), for evaluating sources.
         self.argument_values: Dict[str, Any] = {}
+        self.inline_compiled = True   # see InstructionTranslator
         self.graph = Graph()
         self.ns = Namespace()
         self.guards = GuardSet(self.ns)

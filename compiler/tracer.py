@@ -310,6 +310,12 @@ class InstructionTranslatorBase:
             handler = self.current.exc if self.current is not None else None
             if handler is None:
                 return self.propagate(e)
+            if self._opaque_with_cleanup(handler.target, handler.depth):
+                # The with block's __exit__ is not modelled (a context manager entered natively,
+                # such as pytest.raises): its cleanup cannot be traced, nor can a break happen
+                # inside it, so the raising instruction itself runs natively (a graph break).
+                raise self.unsupported(f"{type(e.exc).__name__} raised inside a with block whose __exit__ "
+                                       "is not modelled: the raising instruction runs natively")
             del self.stack[handler.depth:]
             if handler.lasti:
                 self.push(ConstantVariable(self.current.offset or 0))
@@ -324,6 +330,9 @@ class InstructionTranslatorBase:
                 if self.exc_info:
                     self.exc_info.pop()
                 continue
+            if self._opaque_with_cleanup(target, depth):
+                raise self.unsupported(f"{type(e.exc).__name__} raised inside a with block whose __exit__ "
+                                       "is not modelled: the raising instruction runs natively")
             del self.stack[depth:]
             self.block_stack.append(("except_handler", None, len(self.stack)))
             previous = self.exc_info[-1] if self.exc_info else None
@@ -339,6 +348,19 @@ class InstructionTranslatorBase:
 
     def propagate(self, e: TracedException) -> None:
         raise e
+
+    def _opaque_with_cleanup(self, target: Any, depth: int) -> bool:
+        """Whether the handler at ``target`` is a with block's cleanup (WITH_EXCEPT_START, or 3.8's
+        WITH_CLEANUP_START) with no traced with statement's __exit__ (handlers.exceptions'
+        ``_ExitFunction``, marked ``models_with_exit``) among the values the handler keeps
+        (below ``depth``): the __exit__ it would call is a continuation's stack value, the
+        context manager entered natively."""
+        index = self._index.get(id(target)) if target is not None else None
+        if index is None or depth < 1 or depth > len(self.stack):
+            return False
+        names = {inst.opname for inst in self.instructions[index:index + 3]}
+        cleanup = bool(names & {"WITH_EXCEPT_START", "WITH_CLEANUP_START"})
+        return cleanup and not any(getattr(v, "models_with_exit", False) for v in self.stack[:depth])
 
     def do_return(self, value: VariableTracker) -> None:
         raise _Return(value)
@@ -392,10 +414,13 @@ class InstructionTranslator(InstructionTranslatorBase):
     """Traces the compiled frame, counting ir_count the way Dynamo does."""
 
     def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any],
-                 break_at: Optional[int] = None) -> None:
+                 break_at: Optional[int] = None, inline_compiled: bool = True) -> None:
         code = fn.__code__
         output = OutputGraph(code, fn.__globals__, fn.__closure__, wrap=builder.wrap,
                              wrap_constant=builder.wrap_constant_result)
+        # A compiled function this frame calls: inlined (its original traced here), or, for an
+        # unobserved compilation (config option "observed"), called as it is.
+        output.inline_compiled = inline_compiled
         super().__init__(output, code, fn.__globals__, None, depth=0)
         self.fn = fn
         self.ir_opcodes: Counter = Counter()

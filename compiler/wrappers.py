@@ -32,11 +32,11 @@ from .resume import Handoff, call_entry, run_handoffs
 from .sources import local_param_name, param_names
 
 
-def _callee_compiler(backend: Backend) -> CompileCallee:
+def _callee_compiler(backend: Backend, observed: bool) -> CompileCallee:
     """How a compiled frame compiles a callee that becomes a frame of its own: with the
-    same backend, default options."""
+    same backend and observation, default options otherwise."""
     def compile_callee(fn: types.FunctionType) -> Callable:
-        return make_compiled(fn, backend, False, {})
+        return make_compiled(fn, backend, False, {} if observed else {"observed": False})
     return compile_callee
 
 
@@ -47,8 +47,9 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     arguments, and on a miss binds them and compiles (compiler.convert_frame)."""
     if not opcode_tables.has_current_table():
         return no_table.native_function(fn)  # a CPython with no table yet: runs natively, warned
+    observed = options.get("observed", True)
     if frame_cache is None:
-        frame_cache = cache_for(fn)
+        frame_cache = cache_for(fn, observed)
     entries = frame_cache.entries
     code = fn.__code__
     closure = fn.__closure__
@@ -58,7 +59,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     bound_names = ["implicit" + n[1:] if n[:1] == "." and n[1:].isdigit() else n for n in names]
     limit = options.get("cache_limit")
     debug = options.get("debug_checks")
-    compile_callee = _callee_compiler(backend)
+    compile_callee = _callee_compiler(backend, observed)
 
     def slow_path(args: tuple, kwargs: dict) -> Any:
         if (frame_cache.native or trace_rules.is_disabled(fn)

@@ -28,7 +28,7 @@ from .constant import ConstantVariable
 from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
 from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
 from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
-from .resume_prologue import NullCarrierClassVariable
+from .resume_prologue import NullCarrierClassVariable, TypedOpaqueVariable
 from .user_objects import (ModuleVariable, NamedTupleClassVariable, OpaqueCallableVariable, UserClassVariable,
                            UserObjectVariable)
 
@@ -42,6 +42,11 @@ _BUILTIN_CALLABLE_TYPES = frozenset({
     collections.OrderedDict, collections.defaultdict, functools.partial,
 })
 
+
+# Builtin types the tracer does not model that a frame may still receive (an argument, a
+# continuation's stack value): passed along as the object itself, guarded by type; any use
+# is a graph break.  (Cells, frames and the like stay refused: the frame runs natively.)
+_PASSED_ALONG = frozenset({types.CodeType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType})
 
 def wrap(output, value: Any, source: Optional[Source]) -> VariableTracker:
     """A tracker for ``value`` read from ``source`` (guards recorded on ``output.guards``)."""
@@ -189,6 +194,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return OpaqueCallableVariable(value, source, "disabled with compiler.disable")
     if tp is types.FunctionType:
         original = trace_rules.original_of_compiled(value)
+        if original is not None and not output.inline_compiled:
+            return OpaqueCallableVariable(value, source, "a compiled function called from an unobserved "
+                                                         "compilation runs as it is")
         if original is not None:  # a compiled function called from a compiled one: inline the original
             return UserFunctionVariable(original, AttrSource(source, "_tracematrix_original") if source else None)
         op = lookup_numpy_op(value)
@@ -240,7 +248,12 @@ def _wrap(output, value, source, guards) -> VariableTracker:
     if callable(value) and trace_rules.is_numpy_object(value):
         return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
     if tp.__module__ == "builtins" and not has_instance_dict(tp):
-        raise Unsupported(f"value of type {tp.__name__} from {source.name() if source else 'the trace'}")
+        if source is None or tp not in _PASSED_ALONG:
+            raise Unsupported(f"value of type {tp.__name__} from {source.name() if source else 'the trace'}")
+        # From outside (an argument, a continuation's stack value): the object itself, by type.
+        if guards is not None:
+            guards.type_match(source, tp)
+        return TypedOpaqueVariable(tp, source)
     if guards is not None:
         guards.type_match(source, tp)
     return UserObjectVariable(value, source)

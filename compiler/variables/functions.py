@@ -66,7 +66,11 @@ def _signature_for(code: types.CodeType, defaults: Optional[tuple], kwdefaults: 
                                       cells or None)
         if kwdefaults:
             stand_in.__kwdefaults__ = {k: None for k in kwdefaults}
-        sig = inspect.signature(stand_in)
+        try:
+            sig = inspect.signature(stand_in)
+        except ValueError as error:  # parameter names inspect refuses (a code object built by hand)
+            raise Unsupported(f"call of {code.co_name}(): inspect cannot describe its parameters ({error}), "
+                              "so the call cannot be bound") from None
         _SIGNATURE_CACHE[key] = sig
     return sig
 
