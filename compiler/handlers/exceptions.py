@@ -23,6 +23,8 @@ class _ExitFunction(VariableTracker):
     """A with block's bound ``__exit__`` on the stack; marked so that WITH_EXCEPT_START
     finds it wherever the version keeps it."""
 
+    models_with_exit = True  # the tracer's handle_exception looks for it
+
     def __init__(self, exit_fn: VariableTracker) -> None:
         super().__init__(None)
         self.exit_fn = exit_fn

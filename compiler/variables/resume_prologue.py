@@ -23,6 +23,15 @@ class OpaqueValueVariable(VariableTracker):
         return f"{self.cls.__qualname__} object (not modelled)"
 
 
+class TypedOpaqueVariable(OpaqueValueVariable):
+    """A value of a builtin type the tracer does not model (a code object, a generator, a
+    list iterator, a frame...) that came from outside: guarded by its type only, passed
+    along as the object itself; any use of it is a graph break (it runs natively)."""
+
+    def python_type(self) -> type:
+        return self.cls
+
+
 class NullCarrierClassVariable(VariableTracker):
     def describe(self) -> str:
         return "resume NullCarrier"

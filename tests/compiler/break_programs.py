@@ -1309,7 +1309,8 @@ class Gap:
 
 KNOWN_GAPS: Dict[str, Gap] = {
     "with_exception_after_break": Gap("F4: an exception suppressed by __exit__ after a break: the continuation "
-                                      "runs natively", r"with block left by an exception"),
+                                      "runs natively",
+                                      r"with block left by an exception|raised inside a with block whose __exit__"),
     "break_inside_except_handler": Gap("F7: a break inside an except handler: whole frame native",
                                        r"inside an except or finally handler"),
     "view_stays_a_view": Gap("F11: an in-place write after a break to a value that shares memory with another "
