@@ -207,6 +207,20 @@ def cpython_tests(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHONS)
+def project_tests(session: nox.Session) -> None:
+    """This project's own pytest suite on this interpreter, plainly and with every test
+    function compiled (`python -m matrix project-tests`): the cell
+    `reports/results/<python>-project-tests.json`; exits 1 when a test behaves differently
+    compiled.  Positional arguments choose the tests (default: all of them)."""
+    _install_once(session, "test,report,gpu,service")
+    results = REPORTS / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    session.run("python", "-m", "matrix", "project-tests", "--jobs", "2",
+                "--json", str(results / f"{session.python}-project-tests.json"), *session.posargs,
+                env={"TRITON_CACHE_DIR": str(CACHE / "triton" / session.name)})
+
+
+@nox.session(python=PYTHONS)
 @nox.parametrize("backend", BACKENDS)
 def nightly(session: nox.Session, backend: str) -> None:
     """One cell against NumPy's newest pre-release (nightly wheels); report in reports/nightly/."""

@@ -1,4 +1,5 @@
-"""Command line: `python -m matrix run|report|list|serve|upload|interpreters|cpython-tests` (see --help of each)."""
+"""Command line: `python -m matrix run|report|list|serve|upload|interpreters|cpython-tests|project-tests`
+(see --help of each)."""
 from __future__ import annotations
 
 import argparse
@@ -8,6 +9,7 @@ from typing import List, Optional
 
 from matrix import baselines, coverage, interpreters, schema, upload
 from matrix.cpython_tests import cli as cpython_tests_cli
+from matrix.project_tests import cli as project_tests_cli
 from matrix.engines import UnknownBackend
 from matrix.service import server
 
@@ -49,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     server.add_parser(sub)
     upload.add_parser(sub)
     cpython_tests_cli.add_parser(sub)   # its runner (numpy) is imported only when it runs
+    project_tests_cli.add_parser(sub)
 
     interpreters.add_arguments(sub.add_parser(
         "interpreters", help="list the interpreters found (version -> path); --install provisions missing ones"))
@@ -156,6 +159,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return interpreters.main(args)
     if args.command == "cpython-tests":
         return cpython_tests_cli.main(args)
+    if args.command == "project-tests":
+        return project_tests_cli.main(args)
     parser.print_help()
     return 2
 
