@@ -425,6 +425,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.fn = fn
         self.ir_opcodes: Counter = Counter()
         self._segment: List[str] = []
+        self._stack_params: frozenset = frozenset()  # a continuation's (set by bind_arguments)
         if code.co_flags & (inspect_CO_GENERATOR | inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
@@ -438,6 +439,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         """Wrap the frame's arguments (installing their guards)."""
         origin = origin_of(self.code)
         stack_params = list(origin.resume_code.stack_params) if origin is not None else []
+        self._stack_params = frozenset(stack_params)
         entering = origin is not None and origin.resume_index >= 0 and \
             self.table.opcodes[instructions_of(origin.code)[0][origin.resume_index].opname].enters_with
         # Locals a continuation receives only to keep their values alive (bound but not read
@@ -488,6 +490,11 @@ class InstructionTranslator(InstructionTranslatorBase):
         return self._index.get(id(self.current))
 
     def count_instruction(self, inst: Instruction) -> None:
+        if inst.opname == "DELETE_FAST" and inst.argval in self._stack_params:
+            # The continuation's prologue drops its stack parameters once they are on the stack
+            # (lifetimes, opcode_tables.resume): bookkeeping of ours that Dynamo's resume
+            # functions do not have, so not part of the count.
+            return
         self._segment.append(inst.opname)
         spec = self.table.opcodes.get(inst.opname)
         if spec is not None and (spec.jump is not None or spec.flow == "return"):
