@@ -32,6 +32,8 @@ import types
 import warnings
 from typing import Any, Callable, Dict, Tuple
 
+import opcode_tables
+
 _disabled: Dict[int, Any] = {}
 _allowed: Dict[int, Any] = {}
 
@@ -89,8 +91,6 @@ def _library_roots() -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
     exceptions = {os.path.join(root, "test") + os.sep for root in stdlib}
     # The compiler never traces itself (a compiled test of the compiler calls compiler.compile,
     # explain, reset...): its packages are library code wherever they are installed.
-    import opcode_tables
-
     for package_file in (__file__, opcode_tables.__file__):
         roots.add(os.path.dirname(os.path.realpath(package_file)) + os.sep)
     return tuple(sorted(roots)), tuple(sorted(exceptions))

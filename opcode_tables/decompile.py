@@ -23,6 +23,7 @@ from __future__ import annotations
 import types
 from typing import Dict, List, Optional, Sequence, Set
 
+from . import current_table
 from .decode import instructions_of
 from .instruction import Instruction
 from .spec import VersionTable
@@ -551,8 +552,6 @@ def decompile(code: types.CodeType, table: Optional[VersionTable] = None, name: 
     """The readable view of ``code`` (see the module's docstring): a ``def`` (named ``name``,
     by default the code's name) whose body is the code's effects in order, with labels for
     its jumps."""
-    from . import current_table  # the package's root imports this module's neighbours
-
     return _View(code, table or current_table()).run(name)
 
 
