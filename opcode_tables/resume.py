@@ -29,6 +29,15 @@ from .instruction import Instruction, create_instruction, point_at_copies
 from .liveness import live_locals, reachable
 from .spec import VersionTable
 
+# Every code object built here (stubs and continuations), so that a tracer never treats one as
+# a user function: such code runs only as the compiler calls it.
+_generated: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
+
+
+def is_generated_code(code: types.CodeType) -> bool:
+    """Whether ``code`` was built by this module (a break stub or a continuation)."""
+    return code in _generated
+
 __all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "Origin", "origin_of",
            "register_origin"]
 
@@ -352,6 +361,7 @@ def build_resume_code(code: types.CodeType, *,
     overrides = {k: v for k, v in overrides.items() if k in fields}
     new_code = assemble(instructions, code, **overrides)
     origin = {i: origin_of[id(inst)] for i, inst in enumerate(instructions) if id(inst) in origin_of}
+    _generated.add(new_code)
     return ResumeCode(code=new_code, params=params, stack_params=stack_params, _origin=origin)
 
 

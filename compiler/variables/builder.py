@@ -17,6 +17,8 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from opcode_tables.resume import is_generated_code
+
 from .. import config, trace_rules
 from ..exc import Unsupported
 from ..graph import TensorMeta
@@ -204,6 +206,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             return NumpyFunctionVariable(value, op, source)
         if trace_rules.is_numpy_object(value):
             return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
+        if is_generated_code(value.__code__):
+            return OpaqueCallableVariable(value, source, "code the compiler built (a break stub or continuation) "
+                                                         "runs natively, never inlined or compiled again")
         if trace_rules.is_library_function(value):
             return OpaqueCallableVariable(value, source, "library code (the standard library or an installed "
                                                          "package) runs natively, never inlined")

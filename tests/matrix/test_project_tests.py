@@ -13,7 +13,9 @@ from matrix.project_tests import runner
 TARGETS = ["tests/compiler/test_guards.py", "tests/compiler/test_introspection_api.py",
            "tests/test_corpus_compare.py", "tests/compiler/test_graph_exceptions.py::test_warnings_keep_their_order_with_prints_and_appends",
            "tests/test_decompile.py::test_views_of_branches_loops_and_handlers_parse_and_label_every_jump",
-           "tests/matrix/test_cpython_tests.py"]
+           "tests/matrix/test_cpython_tests.py",
+           # calls functions built from the compiler's own resume code (never compiled again)
+           "tests/test_resume_code.py::test_for_loop_iterator_is_carried_on_the_stack"]
 
 
 def test_the_project_tests_compiled_behave_as_plain(tmp_path):
