@@ -44,7 +44,7 @@ from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace
 from .ops import may_fail_at_run_time
-from .resume import Continuation, Handoff, call_entry
+from .resume import Continuation, Handoff, entry_caller
 from .sources import param_names
 from .tracer import BreakReached, InstructionTranslator
 
@@ -172,7 +172,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     if cache.observed:
         bytecode_hooks.entry_installed(fn, cache, entry)
     if isinstance(values, list):
-        result = call_entry(entry.fn, closure, values)  # (without a tuple holding the values)
+        result = entry_caller(len(values))(entry.fn, closure, values)  # (no tuple holding the values)
     else:
         result = entry.fn(closure, *values)
     if result is MISS:

@@ -65,41 +65,53 @@ class Handoff:
         self.box = box
 
 
-_CALLERS: Dict[int, Callable[..., Any]] = {}
+# Generated callers by (kind, number of arguments).  Named like the compiler's generated code,
+# so tracebacks leave them out (compiler.wrappers).
+_CALLERS: Dict[Tuple[str, int], Callable[..., Any]] = {}
+
+
+def _caller(kind: str, n: int) -> Callable[..., Any]:
+    caller = _CALLERS.get((kind, n))
+    if caller is None:
+        if kind == "handoff call":   # f(*b), each argument taken out of b
+            source = f"def call(f, b):\n    return f({', '.join('b.pop(0)' for _ in range(n))})\n"
+        else:                        # "entry call": f(c, *b, _box=b), b left to the entry
+            source = f"def call(f, c, b):\n    return f(c{''.join(f', b[{i}]' for i in range(n))}, _box=b)\n"
+        scope: Dict[str, Any] = {}
+        exec(compile_generated(source, unique_filename(kind)), scope)
+        caller = _CALLERS[(kind, n)] = scope["call"]
+    return caller
 
 
 def call_emptying(fn: Callable[..., Any], box: list) -> Any:
     """``fn(*box)`` with the box emptied as the arguments are taken, each passed as a plain
     positional argument: a call CPython 3.11+ makes by moving the arguments into the
     callee's frame, so that the callee alone holds them (its ``x = None`` frees x)."""
-    n = len(box)
-    caller = _CALLERS.get(n)
-    if caller is None:
-        scope: Dict[str, Any] = {}
-        pops = ", ".join("b.pop(0)" for _ in range(n))
-        # (Named like the compiler's generated code: tracebacks leave it out, compiler.wrappers.)
-        exec(compile_generated(f"def call(f, b):\n    return f({pops})\n", unique_filename("handoff call")), scope)
-        caller = _CALLERS[n] = scope["call"]
-    return caller(fn, box)
+    return _caller("handoff call", len(box))(fn, box)
 
 
-_ENTRY_CALLERS: Dict[int, Callable[..., Any]] = {}
+def entry_caller(n: int) -> Callable[[Callable[..., Any], Optional[tuple], list], Any]:
+    """``call(entry, closure, box)``: ``entry(closure, *box, _box=box)`` for boxes of ``n`` values,
+    without the argument tuple ``*box`` would make (which the caller's frame keeps until the
+    call returns): each value is passed as a plain positional argument, moved into the entry's
+    frame on CPython 3.11+, and the entry empties ``box`` once its guards accept them (a
+    rejected call leaves it whole for the next entry).  Look it up once per call of the frame,
+    not once per entry tried."""
+    return _caller("entry call", n)
 
 
-def call_entry(entry: Callable[..., Any], closure: Optional[tuple], box: list) -> Any:
-    """``entry(closure, *box, _box=box)`` without the argument tuple ``*box`` would make (which
-    the caller's frame keeps until the call returns): each value is passed as a plain
-    positional argument, moved into the entry's frame on CPython 3.11+, and the entry empties
-    ``box`` once its guards accept them (a rejected call leaves it whole for the next entry)."""
-    n = len(box)
-    caller = _ENTRY_CALLERS.get(n)
-    if caller is None:
-        scope: Dict[str, Any] = {}
-        items = "".join(f", b[{i}]" for i in range(n))
-        exec(compile_generated(f"def call(f, c, b):\n    return f(c{items}, _box=b)\n",
-                               unique_filename("entry call")), scope)
-        caller = _ENTRY_CALLERS[n] = scope["call"]
-    return caller(entry, closure, box)
+def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:
+    """The result of the first entry (newest first) accepting the values in ``box``, or MISS.
+    With no entries nothing is called, not even ``len``: the driver has not yet checked that
+    the program left the builtins alone (compiler.convert_frame)."""
+    if not entries:
+        return MISS
+    call = entry_caller(len(box))
+    for entry in entries:
+        result = call(entry, closure, box)
+        if result is not MISS:
+            return result
+    return MISS
 
 
 def run_handoffs(result: Any) -> Any:
@@ -166,10 +178,9 @@ class Continuation(_FunctionMaker):
         if sys.gettrace() is not None and not config.trace_generated_code:
             # A trace function sees the plain lines (compiler.wrappers).
             return call_emptying(self.function_for(closure), box)
-        for entry in self.cache.entries:
-            result = call_entry(entry, closure, box)
-            if result is not MISS:
-                return result
+        result = try_entries(self.cache.entries, closure, box)
+        if result is not MISS:
+            return result
         fn = self.function_for(closure)
         if self.cache.native:
             return call_emptying(fn, box)

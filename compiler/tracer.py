@@ -350,16 +350,16 @@ class InstructionTranslatorBase:
         raise e
 
     def _opaque_with_cleanup(self, target: Any, depth: int) -> bool:
-        """Whether the handler at ``target`` is a with block's cleanup (WITH_EXCEPT_START, or 3.8's
-        WITH_CLEANUP_START) with no traced with statement's __exit__ (handlers.exceptions'
+        """Whether the handler at ``target`` is a with block's cleanup (an opcode the table marks
+        ``exits_with_exception`` among its first instructions) with no traced with statement's __exit__ (handlers.exceptions'
         ``_ExitFunction``, marked ``models_with_exit``) among the values the handler keeps
         (below ``depth``): the __exit__ it would call is a continuation's stack value, the
         context manager entered natively."""
         index = self._index.get(id(target)) if target is not None else None
         if index is None or depth < 1 or depth > len(self.stack):
             return False
-        names = {inst.opname for inst in self.instructions[index:index + 3]}
-        cleanup = bool(names & {"WITH_EXCEPT_START", "WITH_CLEANUP_START"})
+        specs = self.table.opcodes
+        cleanup = any(specs[inst.opname].exits_with_exception for inst in self.instructions[index:index + 3])
         return cleanup and not any(getattr(v, "models_with_exit", False) for v in self.stack[:depth])
 
     def do_return(self, value: VariableTracker) -> None:

@@ -28,7 +28,7 @@ from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame
 from .entry_codegen import MISS
 from .generated_code import compile_generated, unique_filename
-from .resume import Handoff, call_entry, run_handoffs
+from .resume import Handoff, run_handoffs, try_entries
 from .sources import local_param_name, param_names
 
 
@@ -79,12 +79,11 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         bound.apply_defaults()
         values = [bound.arguments[n] for n in bound_names]
         # From here the list alone holds the arguments (and the caller): the entries empty it
-        # once their guards accept (compiler.resume.call_entry).
+        # once their guards accept (compiler.resume.try_entries).
         args = kwargs = bound = None  # type: ignore[assignment]
-        for entry in entries:
-            result = call_entry(entry, closure, values)
-            if result is not MISS:
-                return result
+        result = try_entries(entries, closure, values)
+        if result is not MISS:
+            return result
         saved = config.debug_checks
         if debug is not None:
             config.debug_checks = debug

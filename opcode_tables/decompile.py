@@ -357,7 +357,7 @@ class _View:
             iterator = self.named(slot) if self.stack else "_underflow"
             target = self.index_of[id(inst.target)]
             self.spill(len(self.stack))
-            self.emit(f"{iterator} = {iterator}  # FOR_ITER: when it is exhausted, goto .L{self._offset(target)}")
+            self.emit(f"# FOR_ITER over {iterator}: when it is exhausted, goto .L{self._offset(target)}")
             push(self.temp(f"next({iterator})"))
         elif name in ("POP_TOP", "POP_ITER", "END_FOR"):
             for value in self.pops(-stack_effect(inst, self.table)):

@@ -282,7 +282,7 @@ _ROWS = [
     # Falls through after a normal finally body; re-raises a pending exception
     # or returns to a CALL_FINALLY site depending on what it pops.
     OpcodeSpec("END_FINALLY", note="may also re-raise, or return to a CALL_FINALLY site"),
-    OpcodeSpec("WITH_CLEANUP_START"),
+    OpcodeSpec("WITH_CLEANUP_START", exits_with_exception=True),
     OpcodeSpec("WITH_CLEANUP_FINISH"),
 
     # -- generators and coroutines: never traced ----------------------------

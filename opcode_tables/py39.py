@@ -19,7 +19,7 @@ TABLE = py38.TABLE.derive(
     add=[
         # exceptions and with
         OpcodeSpec("RERAISE", flow="raise"),
-        OpcodeSpec("WITH_EXCEPT_START"),
+        OpcodeSpec("WITH_EXCEPT_START", exits_with_exception=True),
         OpcodeSpec("JUMP_IF_NOT_EXC_MATCH", jump="abs", conditional=True),
         OpcodeSpec("LOAD_ASSERTION_ERROR"),
         # comparisons split out of COMPARE_OP

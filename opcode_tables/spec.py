@@ -52,6 +52,9 @@ class OpcodeSpec:
     permutes_stack: bool = False
     # Enters a (synchronous) with block: calls the context manager's __enter__.
     enters_with: bool = False
+    # Starts a with block's cleanup when an exception left its body: calls the saved __exit__
+    # with the exception (3.8 WITH_CLEANUP_START, 3.9+ WITH_EXCEPT_START).
+    exits_with_exception: bool = False
     # False where code cannot be resumed right after this instruction: a loop's FOR_ITER
     # (the iterator is mid-way), a generator's SEND, an async with's entry.
     resumable_after: bool = True

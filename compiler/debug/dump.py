@@ -67,17 +67,13 @@ def _python_name(label: str) -> str:
 
 def _rename(source: str, names: Dict[str, str]) -> str:
     """``source`` with the NAME tokens in ``names`` replaced (strings and comments untouched)."""
-    out: List[str] = []
     lines = source.splitlines(True)
-    edits: List[tuple] = []
-    for token in tokenize.generate_tokens(io.StringIO(source).readline):
-        if token.type == tokenize.NAME and token.string in names:
-            edits.append((token.start, token.end, names[token.string]))
-    for (row, col), (_, end_col), text in reversed(edits):
-        line = lines[row - 1]
-        lines[row - 1] = line[:col] + text + line[end_col:]
-    out.extend(lines)
-    return "".join(out)
+    edits = [(token.start, token.end, names[token.string])
+             for token in tokenize.generate_tokens(io.StringIO(source).readline)
+             if token.type == tokenize.NAME and token.string in names]
+    for (row, col), (_, end_col), text in reversed(edits):  # right to left: columns stay valid
+        lines[row - 1] = lines[row - 1][:col] + text + lines[row - 1][end_col:]
+    return "".join(lines)
 
 
 def graph_source(graph_text: str, name: str) -> str:

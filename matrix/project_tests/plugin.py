@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import types
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import pytest
 
@@ -40,6 +40,7 @@ class _Recorder:
         self.outcomes: Dict[str, Tuple[str, Optional[str]]] = {}
         self.compiled = 0
         self._wrappers: Dict[int, Any] = {}
+        self._workers: Dict[int, Tuple[int, int]] = {}   # pytest-xdist: (compiled, traced) per worker
 
     # -- compiling ------------------------------------------------------------------------
     def _compiled(self, fn: types.FunctionType) -> Any:
@@ -111,9 +112,8 @@ class _Recorder:
         path = self.config.getoption("--tracematrix-outcomes")
         if not path:
             return
-        workers = getattr(self, "_workers", {}).values()
-        compiled = self.compiled + sum(c for c, _ in workers)
-        traced = self.traced() + sum(t for _, t in workers)
+        compiled = self.compiled + sum(c for c, _ in self._workers.values())
+        traced = self.traced() + sum(t for _, t in self._workers.values())
         with open(path, "w", encoding="utf-8") as handle:
             json.dump({"outcomes": {k: list(v) for k, v in self.outcomes.items()}, "compiled": compiled,
                        "traced": traced, "backend": self.backend}, handle, indent=1)
@@ -127,9 +127,7 @@ class _Recorder:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {})
-        workers = getattr(self, "_workers", {})
-        workers[id(node)] = (output.get("tracematrix_compiled", 0), output.get("tracematrix_traced", 0))
-        self._workers = workers
+        self._workers[id(node)] = (output.get("tracematrix_compiled", 0), output.get("tracematrix_traced", 0))
 
 
 def pytest_configure(config: Any) -> None:

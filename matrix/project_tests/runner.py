@@ -79,7 +79,7 @@ def run(targets: Sequence[str], backend: str = "eager", jobs: int = 1, timeout_s
 
     return {
         "schema_version": SCHEMA_VERSION, "kind": KIND,
-        "python": ".".join(map(str, sys.version_info[:2])), "python_version": platform.python_version(),
+        "python": ".".join(platform.python_version_tuple()[:2]), "python_version": platform.python_version(),
         "backend": backend, "targets": list(targets), "excluded": [SELF_TEST],
         "duration_s": round(time.perf_counter() - started, 3),
         "plain_duration_s": round(plain_s, 3), "compiled_duration_s": round(compiled_s, 3),

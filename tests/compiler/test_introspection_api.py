@@ -5,6 +5,7 @@ A change that makes one of these tests fail changes the promised API: bump
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import linecache
@@ -57,8 +58,10 @@ def test_cache_entries_in_lookup_order_with_guards_code_graphs_and_backend():
     assert len(newest.graphs) == 1 and "numpy.sin" in newest.graphs[0]
     assert len(newest.kernel_sources) == 1 and "def " in newest.kernel_sources[0]
     assert not newest.runs_natively
-    # The guards are Python source: each one, evaluated where the entry evaluates it, holds
-    # for the arguments the entry was made for.
+    # The guards are Python source (expressions the entry's source contains verbatim).
+    for guard in newest.guards:
+        ast.parse(guard, mode="eval")
+        assert f"({guard})" in newest.source
     assert newest.source.startswith("def __entry(")
     with pytest.raises(dataclasses.FrozenInstanceError):
         newest.compile_id = "x"  # type: ignore[misc]

@@ -596,6 +596,8 @@ def test_replaced_builtins_make_frames_run_natively_while_replaced():
     import builtins
     import functools
 
+    original_len = builtins.len
+
     def program():
         old = builtins.len
         try:
@@ -607,6 +609,10 @@ def test_replaced_builtins_make_frames_run_natively_while_replaced():
 
     assert_same_behaviour(program)
     assert any("builtins replaced by the program (len)" in (e.fallback_reason or "") for e in compiler.events())
+    # The compiler's own dispatch (a continuation's first call while len is replaced) must not
+    # have called the program's len: builtins are back, and a second compiled call still works.
+    assert builtins.len is original_len
+    assert compiler.compile(program)() == program()
 
 
 def local_function_calling_itself_across_a_break():
