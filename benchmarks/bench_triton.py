@@ -13,14 +13,25 @@ arithmetic chain, timed with CUDA events on device-resident buffers, as
 achieved bandwidth (bytes read + written / time) against the device's copy
 bandwidth (a device-to-device copy of the same bytes), and against the same
 chain in PyTorch eager (8 kernels).  Not a test: timings depend on the machine.
+
+    --record PATH [--junit tests.xml]
+
+writes the device's record (benchmarks/results/triton-<device>.json): the
+device, the fused chain's bandwidth as a fraction of the copy bandwidth and its
+speedup over PyTorch eager (largest float32 size), every measurement, and the
+pass/fail counts of the Triton tests from pytest's JUnit XML, run on the same
+machine (``pytest tests/triton --junitxml tests.xml``).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
+import xml.etree.ElementTree as ElementTree
 import platform
 import sys
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -97,8 +108,10 @@ def device_copy(device: Any, source: Any, target: Any) -> Callable[[], Any]:
     return lambda: cupy.copyto(target.array, source.array)
 
 
-def gpu_bandwidth(sizes: List[int], repeat: int) -> None:
+def gpu_bandwidth(sizes: List[int], repeat: int) -> List[Dict[str, Any]]:
+    """Print and return one measurement per dtype and size."""
     device = device_arrays()
+    measurements = []
     timer = EventTimer(device.name)
     print(f"\nGPU: device buffers through {device.name}")
     rng = np.random.default_rng(0)
@@ -122,10 +135,63 @@ def gpu_bandwidth(sizes: List[int], repeat: int) -> None:
             line = (f"  arith chain {np.dtype(dtype).name:7s} n={size:>10,d}: fused kernel "
                     f"{fused_ms * 1e3:9.1f} us {fused_bw:8.1f} GB/s = {fused_bw / copy_bw:6.1%} of "
                     f"copy ({copy_bw:7.1f} GB/s)")
+            measurement = {"dtype": np.dtype(dtype).name, "elements": size, "bytes_moved": moved,
+                           "fused_us": fused_ms * 1e3, "fused_gb_s": fused_bw,
+                           "copy_us": copy_ms * 1e3, "copy_gb_s": copy_bw,
+                           "bandwidth_fraction": fused_bw / copy_bw}
             if device.name == "torch":
                 eager_ms = timer(lambda: torch_chain(source), repeat)
                 line += f"; PyTorch eager {eager_ms * 1e3:9.1f} us ({eager_ms / fused_ms:4.1f}x)"
+                measurement.update(torch_eager_us=eager_ms * 1e3,
+                                   speedup_vs_torch_eager=eager_ms / fused_ms)
             print(line)
+            measurements.append(measurement)
+    return measurements
+
+
+def junit_counts(junit_path: Optional[str]) -> Dict[str, int]:
+    """Passed / failed / skipped from pytest's JUnit XML (errors count as failures)."""
+    if junit_path is None:
+        return {}
+    root = ElementTree.parse(junit_path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    total = {key: sum(int(s.get(key, 0)) for s in suites)
+             for key in ("tests", "failures", "errors", "skipped")}
+    failed = total["failures"] + total["errors"]
+    return {"tests_passed": total["tests"] - failed - total["skipped"],
+            "tests_failed": failed, "tests_skipped": total["skipped"]}
+
+
+def device_record(measurements: List[Dict[str, Any]], junit_path: Optional[str]) -> Dict[str, Any]:
+    """The record committed as benchmarks/results/triton-<device>.json.  Headline figures
+    come from the largest float32 chain (the steady state, past launch overheads)."""
+    device = device_arrays()
+    if device is not None and device.name == "torch":
+        import torch
+        name, library = torch.cuda.get_device_name(), f"torch {torch.__version__}"
+    else:
+        import cupy
+        name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+        library = f"cupy {cupy.__version__}"
+    float32 = [m for m in measurements if m["dtype"] == "float32"]
+    headline = max(float32, key=lambda m: m["elements"])
+    record: Dict[str, Any] = {
+        "device": name,
+        "bandwidth_fraction": round(headline["bandwidth_fraction"], 4),
+        "speedup_vs_torch_eager": (round(headline["speedup_vs_torch_eager"], 3)
+                                   if "speedup_vs_torch_eager" in headline else None),
+        "headline": f"8-op arithmetic chain, float32, {headline['elements']:,d} elements",
+    }
+    record.update(junit_counts(junit_path))
+    record.update(python=platform.python_version(), numpy=np.__version__,
+                  triton=toolchain.triton_version(), array_library=library,
+                  measurements=measurements)
+    return record
+
+
+def record_file_name(device_name: str) -> str:
+    """'NVIDIA H200' -> 'triton-nvidia-h200.json'."""
+    return "triton-" + re.sub(r"[^a-z0-9]+", "-", device_name.lower()).strip("-") + ".json"
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -133,6 +199,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--sizes", default="1000000,16777216,67108864",
                         help="elements of the chain on the GPU, comma-separated")
     parser.add_argument("--repeat", type=int, default=10, help="timed rounds (best is kept)")
+    parser.add_argument("--record", metavar="PATH",
+                        help="write the device record (JSON) here; a directory gets "
+                             "triton-<device>.json inside it")
+    parser.add_argument("--junit", metavar="XML",
+                        help="pytest's JUnit XML of the Triton tests run on this machine, "
+                             "for the record's tests_passed / tests_failed")
     args = parser.parse_args(argv)
     version = toolchain.triton_version()
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, "
@@ -145,7 +217,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     if reason is not None:
         print(f"\n{reason}: no bandwidth figures on this machine")
         return 0
-    gpu_bandwidth([int(s) for s in args.sizes.split(",")], args.repeat)
+    measurements = gpu_bandwidth([int(s) for s in args.sizes.split(",")], args.repeat)
+    if args.record:
+        record = device_record(measurements, args.junit)
+        path = args.record
+        if os.path.isdir(path):
+            path = os.path.join(path, record_file_name(record["device"]))
+        with open(path, "w") as out:
+            json.dump(record, out, indent=2)
+            out.write("\n")
+        print(f"\nrecord written to {path}")
     return 0
 
 

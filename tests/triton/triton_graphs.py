@@ -373,6 +373,36 @@ def reduction_programs():
     return build()
 
 
+def lowered_programs(strategy, max_examples: int) -> list:
+    """(graph, inputs, program, eager outputs) for each example of ``strategy`` that
+    lowers (derandomized: the same examples every run); the others are the eager
+    fallback, tested elsewhere."""
+    import warnings
+
+    from hypothesis import HealthCheck, given, settings
+
+    from compiler.backends.triton.codegen import build_program
+    from compiler.backends.triton.lowering import NotLowerable
+
+    collected = []
+
+    @settings(max_examples=max_examples, derandomize=True, database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def gather(program):
+        graph, inputs = program
+        try:
+            lowered = build_program(graph)
+        except NotLowerable:
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # overflow / invalid value: the same in both
+            collected.append((graph, inputs, lowered, eager_outputs(graph, inputs)))
+
+    gather()
+    return collected
+
+
 def assert_matches_eager(graph: Graph, got: tuple, want: tuple) -> None:
     """Same types, dtypes and shapes; integers and bools equal; floats within
     the tolerance of the least precise float dtype anywhere in the graph."""
