@@ -23,6 +23,7 @@ compiler.entry_codegen.
 """
 from __future__ import annotations
 
+from collections import Counter
 import builtins
 import functools
 import sys
@@ -231,7 +232,8 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
         index = tx.break_index() if tx is not None else None
         if index is not None and config.graph_breaks:
             try:
-                return _break_entry(fn, names, values, backend, event, e, index, ctx, inline_compiled)
+                return _break_entry(fn, names, values, backend, event, e, index, ctx, inline_compiled,
+                                    first_pass=tx.ir_opcodes)
             except Unsupported as why:
                 why.__traceback__ = None
                 e = Unsupported(f"{e.reason}; it cannot become a graph break: {why.reason}", where=e.where)
@@ -240,9 +242,15 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
 
 def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
                  event: CompilationEvent, error: Unsupported, index: int,
-                 ctx: graph_break.BreakContext, inline_compiled: bool = True) -> CacheEntry:
-    """Trace again up to the failing instruction and make the entry that breaks there."""
+                 ctx: graph_break.BreakContext, inline_compiled: bool = True,
+                 first_pass: Optional[Counter] = None) -> CacheEntry:
+    """Trace again up to the failing instruction and make the entry that breaks there.
+
+    ``first_pass``: what the failed trace counted.  Dynamo also traces a frame that breaks
+    twice (it restarts at the break) and its ir_count keeps both passes' segments."""
     tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index, inline_compiled=inline_compiled)
+    if first_pass:
+        tx.ir_opcodes.update(first_pass)
     try:
         tx.run()
     except BreakReached as reached:

@@ -18,10 +18,16 @@ class CompilationEvent:
     filename: str = ""
     firstlineno: int = 0
     backend: str = "eager"
-    ir_count: int = 0                    # Dynamo's rule: top-level instructions traced, segment by segment
-    ir_opcodes: Dict[str, int] = field(default_factory=dict)
-    # Opcodes traced inside inlined callees (comprehensions before 3.12, helpers,
-    # generators): not part of Dynamo's ir_count, but what opcode coverage needs.
+    # Dynamo's rule (compiler.tracer): the frame and every function it inlines add the
+    # instructions run since their last taken jump at each taken jump, the frame also at its
+    # return; an inlined return, a generator's yield and a graph break end a segment
+    # uncounted; a frame that breaks is counted twice up to the break (Dynamo restarts
+    # there); instructions count as Dynamo's cleaned bytecode has them (table field
+    # dynamo_counts_as).  Checked against Dynamo's own numbers: tests/compiler/test_ir_count*.
+    ir_count: int = 0
+    ir_opcodes: Dict[str, int] = field(default_factory=dict)   # ir_count by opcode (sums to it)
+    # Every opcode traced inside inlined callees (comprehensions before 3.12, helpers,
+    # generators), counted by ir_count or not: what opcode coverage needs.
     inlined_opcodes: Dict[str, int] = field(default_factory=dict)
     graph_node_count: int = 0            # call nodes over this frame's graphs
     graph_count: int = 0

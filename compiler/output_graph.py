@@ -63,7 +63,11 @@ class OutputGraph:
         # mutation interleaves with their lazy execution.  See note_mutation.
         self.generator_starts: List[int] = []
         self.pending_generators: List[Tuple[Any, Set[int]]] = []
-        # opname -> count over every inlined frame of this trace
+        # ir_count by Dynamo's rule, opcode by opcode: every translator of this trace (the
+        # frame and the functions it inlines) adds the segment it ran at each taken jump, and
+        # the frame adds its last segment at its return (InstructionTranslatorBase.jump_to).
+        self.ir_opcodes: Counter = Counter()
+        # opname -> count over every inlined frame of this trace, counted or not (coverage)
         self.inlined_opcodes: Counter = Counter()
 
     def note_mutation(self, var: VariableTracker, what: str) -> None:

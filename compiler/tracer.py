@@ -94,6 +94,10 @@ class InstructionTranslatorBase:
         # Exceptions being handled (innermost last), as sys.exc_info() would report them.
         self.exc_info: List[VariableTracker] = []
         self.steps = 0
+        # Opcodes run since this translator's last taken jump (Dynamo's start_point to
+        # instruction_pointer): added to output.ir_opcodes at the next taken jump; dropped
+        # where the segment ends otherwise (an inlined return, a graph break).
+        self._segment: List[str] = []
 
     # -- stack helpers ----------------------------------------------------
     def push(self, value: VariableTracker) -> None:
@@ -118,7 +122,18 @@ class InstructionTranslatorBase:
 
     # -- control ----------------------------------------------------------
     def jump_to(self, target: Instruction) -> None:
+        """A taken jump (a branch, a loop's end, an exception handler): the segment that ends
+        here counts towards ir_count, in the frame and in inlined functions alike."""
+        self.flush_segment()
         self.ip = self._index[id(target)]
+
+    def flush_segment(self) -> None:
+        self.output.ir_opcodes.update(self._segment)
+        self._segment = []
+
+    def drop_segment(self) -> None:
+        """The running segment ends uncounted (an inlined generator's yield)."""
+        self._segment = []
 
     def where(self) -> str:
         return _where(self.code, self.current)
@@ -249,7 +264,21 @@ class InstructionTranslatorBase:
             handler(self, inst)
 
     def count_instruction(self, inst: Instruction) -> None:
-        pass
+        """Add ``inst`` to the running segment, as many times as Dynamo's cleaned copy of
+        the bytecode has instructions for it (the table's dynamo_counts_as, and the two
+        instructions of its explicit ``super(__class__, self)``)."""
+        spec = self.table.opcodes.get(inst.opname)
+        weight = spec.dynamo_counts_as if spec is not None else 1
+        if inst.opname == "LOAD_GLOBAL" and inst.argval == "super" and self._calls_super_bare():
+            weight += 2
+        self._segment.extend([inst.opname] * weight)
+
+    def _calls_super_bare(self) -> bool:
+        """The LOAD_GLOBAL super just counted is a zero-argument ``super()`` Dynamo rewrites."""
+        call = self.table.fact("dynamo_super_call")
+        following = self.instructions[self.ip] if self.ip < len(self.instructions) else None
+        return (call is not None and following is not None and following.opname == call
+                and not following.arg and bool(self.code.co_varnames))
 
     def check_stack_effect(self, inst: Instruction, before: int) -> None:
         exempt = getattr(self.table.handlers.get(inst.opname), "stack_effect_exempt", False)
@@ -410,6 +439,11 @@ def _carried_opaquely(value: Any, entered_next: bool) -> bool:
     return entered_next
 
 
+# The instructions by which a Dynamo resume function's prologue differs from a continuation's
+# (see InstructionTranslator.run).
+DYNAMO_RESUME_PROLOGUE_FLAG = ("LOAD_CONST", "STORE_FAST", "LOAD_CONST", "STORE_FAST")
+
+
 class InstructionTranslator(InstructionTranslatorBase):
     """Traces the compiled frame, counting ir_count the way Dynamo does."""
 
@@ -423,8 +457,6 @@ class InstructionTranslator(InstructionTranslatorBase):
         output.inline_compiled = inline_compiled
         super().__init__(output, code, fn.__globals__, None, depth=0)
         self.fn = fn
-        self.ir_opcodes: Counter = Counter()
-        self._segment: List[str] = []
         self._stack_params: frozenset = frozenset()  # a continuation's (set by bind_arguments)
         if code.co_flags & (inspect_CO_GENERATOR | inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
@@ -495,19 +527,16 @@ class InstructionTranslator(InstructionTranslatorBase):
             # (lifetimes, opcode_tables.resume): bookkeeping of ours that Dynamo's resume
             # functions do not have, so not part of the count.
             return
-        self._segment.append(inst.opname)
-        spec = self.table.opcodes.get(inst.opname)
-        if spec is not None and (spec.jump is not None or spec.flow == "return"):
-            self.flush_segment()
-
-    def flush_segment(self) -> None:
-        self.ir_opcodes.update(self._segment)
-        self._segment = []
+        super().count_instruction(inst)
 
     def propagate(self, e: TracedException) -> None:
         exc = e.exc
         raise self.unsupported(f"the traced code raises {type(exc).__name__}: {exc} "
                                "(an exception leaving the frame: it runs natively)")
+
+    @property
+    def ir_opcodes(self) -> Counter:
+        return self.output.ir_opcodes
 
     @property
     def ir_count(self) -> int:
@@ -518,6 +547,11 @@ class InstructionTranslator(InstructionTranslatorBase):
             self.bind_arguments()
         except Unsupported as e:
             raise self.locate(e)
+        if origin_of(self.code) is not None:
+            # ir_count: Dynamo's resume functions set and clear a flag around their prologue
+            # (``__is_tracing_resume_prologue = True ... = False``, torch 2.6+): four
+            # instructions of the first segment that our continuations do without.
+            self._segment.extend(DYNAMO_RESUME_PROLOGUE_FLAG)
         return self.run_located()
 
 
@@ -540,6 +574,9 @@ class InliningTranslator(InstructionTranslatorBase):
             self.yielded = []
 
     def count_instruction(self, inst: Instruction) -> None:
+        # Counted by Dynamo's rule up to this function's last taken jump; its last segment
+        # (up to its return) is not, as in Dynamo's inlining translator.
+        super().count_instruction(inst)
         self.output.inlined_opcodes[inst.opname] += 1
 
     def run_inlined(self) -> VariableTracker:

@@ -24,7 +24,7 @@ TABLE = py39.TABLE.derive(
         OpcodeSpec("MATCH_SEQUENCE", unsupported=PATTERN_MATCHING),
         OpcodeSpec("MATCH_KEYS", unsupported=PATTERN_MATCHING),
         OpcodeSpec("MATCH_CLASS", unsupported=PATTERN_MATCHING),
-        OpcodeSpec("COPY_DICT_WITHOUT_KEYS"),
+        OpcodeSpec("COPY_DICT_WITHOUT_KEYS", unsupported=PATTERN_MATCHING),  # a mapping pattern's **rest
         # stack manipulation
         OpcodeSpec("ROT_N", permutes_stack=True),
         # generators

@@ -28,6 +28,8 @@ from .spec import OpcodeSpec
 _BASE = py310.TABLE
 
 
+EXCEPT_STAR = "except* is not traced yet: its exception-group test is a graph break (runs natively)"
+
 TABLE = _BASE.derive(
     (3, 11),
     add=[
@@ -51,19 +53,17 @@ TABLE = _BASE.derive(
         OpcodeSpec("JUMP_BACKWARD", jump="rel_back", flow="jump"),
         OpcodeSpec("POP_JUMP_FORWARD_IF_FALSE", jump="rel", conditional=True),
         OpcodeSpec("POP_JUMP_FORWARD_IF_TRUE", jump="rel", conditional=True),
-        OpcodeSpec("POP_JUMP_FORWARD_IF_NONE", jump="rel", conditional=True),
-        OpcodeSpec("POP_JUMP_FORWARD_IF_NOT_NONE", jump="rel", conditional=True),
+        OpcodeSpec("POP_JUMP_FORWARD_IF_NONE", jump="rel", conditional=True, dynamo_counts_as=3),
+        OpcodeSpec("POP_JUMP_FORWARD_IF_NOT_NONE", jump="rel", conditional=True, dynamo_counts_as=3),
         OpcodeSpec("POP_JUMP_BACKWARD_IF_FALSE", jump="rel_back", conditional=True),
         OpcodeSpec("POP_JUMP_BACKWARD_IF_TRUE", jump="rel_back", conditional=True),
-        OpcodeSpec("POP_JUMP_BACKWARD_IF_NONE", jump="rel_back", conditional=True),
-        OpcodeSpec("POP_JUMP_BACKWARD_IF_NOT_NONE", jump="rel_back", conditional=True),
+        OpcodeSpec("POP_JUMP_BACKWARD_IF_NONE", jump="rel_back", conditional=True, dynamo_counts_as=3),
+        OpcodeSpec("POP_JUMP_BACKWARD_IF_NOT_NONE", jump="rel_back", conditional=True, dynamo_counts_as=3),
         # exceptions and with (handlers come from co_exceptiontable)
         OpcodeSpec("PUSH_EXC_INFO"),
         OpcodeSpec("CHECK_EXC_MATCH"),
-        OpcodeSpec("CHECK_EG_MATCH",
-                   unsupported="except* is not traced yet: its exception-group test is a graph break "
-                               "(runs natively)"),
-        OpcodeSpec("PREP_RERAISE_STAR"),
+        OpcodeSpec("CHECK_EG_MATCH", unsupported=EXCEPT_STAR),
+        OpcodeSpec("PREP_RERAISE_STAR", unsupported=EXCEPT_STAR),  # only ever after CHECK_EG_MATCH
         OpcodeSpec("BEFORE_WITH", enters_with=True),
         # generators and coroutines
         OpcodeSpec("RETURN_GENERATOR", note=INLINED_GENERATOR_ONLY),
@@ -111,6 +111,7 @@ TABLE = _BASE.derive(
         "arg_flags": {"LOAD_GLOBAL": ("push_null",)},
         "call_null_layout": "null_first",
         "calls_move_arguments": True,
+        "dynamo_super_call": "PRECALL",
         "kw_names": "kw_names_op",
         "has_precall": True,
         "cell_creation": "make_cell",

@@ -30,8 +30,8 @@ TABLE = _BASE.derive(
     (3, 12),
     add=[
         OpcodeSpec("RETURN_CONST", flow="return"),
-        OpcodeSpec("BINARY_SLICE"),
-        OpcodeSpec("STORE_SLICE"),
+        OpcodeSpec("BINARY_SLICE", dynamo_counts_as=2),
+        OpcodeSpec("STORE_SLICE", dynamo_counts_as=2),
         # for loops: FOR_ITER's exhausted branch lands on END_FOR
         OpcodeSpec("END_FOR"),
         # locals: unbound-checked load; save/restore around inlined comprehensions
@@ -44,8 +44,8 @@ TABLE = _BASE.derive(
         # forward-only conditional jumps, measured from after their caches
         OpcodeSpec("POP_JUMP_IF_FALSE", jump="rel", conditional=True),
         OpcodeSpec("POP_JUMP_IF_TRUE", jump="rel", conditional=True),
-        OpcodeSpec("POP_JUMP_IF_NONE", jump="rel", conditional=True),
-        OpcodeSpec("POP_JUMP_IF_NOT_NONE", jump="rel", conditional=True),
+        OpcodeSpec("POP_JUMP_IF_NONE", jump="rel", conditional=True, dynamo_counts_as=3),
+        OpcodeSpec("POP_JUMP_IF_NOT_NONE", jump="rel", conditional=True, dynamo_counts_as=3),
         # class bodies and PEP 695 annotation scopes
         OpcodeSpec("LOAD_LOCALS", unsupported=NAMESPACE_ONLY),
         OpcodeSpec("LOAD_FROM_DICT_OR_GLOBALS", unsupported=NAMESPACE_ONLY),
@@ -89,6 +89,7 @@ TABLE = _BASE.derive(
         "compare_op_shift": 4,
         "compare_op_masks": {"<": 2, "<=": 10, "==": 8, "!=": 7, ">": 4, ">=": 12},
         "has_precall": False,
+        "dynamo_super_call": None,
         "intrinsics_1": (
             "INTRINSIC_1_INVALID", "INTRINSIC_PRINT", "INTRINSIC_IMPORT_STAR",
             "INTRINSIC_STOPITERATION_ERROR", "INTRINSIC_ASYNC_GEN_WRAP",

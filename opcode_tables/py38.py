@@ -339,6 +339,11 @@ TABLE = VersionTable(
         # A call to a Python function keeps its arguments on the caller's stack until it
         # returns (3.11+ moves them into the callee's frame): how long a value passed on lives.
         "calls_move_arguments": False,
+        # ir_count (Dynamo's rule): Dynamo rewrites a zero-argument ``super()`` (LOAD_GLOBAL
+        # super, then this call with 0 arguments, in a function with parameters) into
+        # ``super(__class__, first parameter)``: two more instructions.  None where the
+        # compiler makes the explicit form itself (3.12+: LOAD_SUPER_ATTR, no rewrite).
+        "dynamo_super_call": "CALL_FUNCTION",
     },
 )
 

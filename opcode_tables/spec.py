@@ -63,6 +63,12 @@ class OpcodeSpec:
     # ``dis.stack_effect`` books part of this instruction's stack effect on the named
     # instruction that always precedes it (3.11: CALL's argument pops are PRECALL's).
     stack_effect_shared_with: Optional[str] = None
+    # -- ir_count (Dynamo's rule, compiler.tracer) -------------------------------------------
+    # How many instructions Dynamo's cleaned copy of the bytecode makes of this one; its
+    # ir_count counts those.  3.11+: POP_JUMP_*_IF_[NOT_]NONE becomes LOAD_CONST None, IS_OP,
+    # POP_JUMP_*_IF_TRUE (3); 3.12+: BINARY_SLICE / STORE_SLICE become BUILD_SLICE and the
+    # subscript (2).
+    dynamo_counts_as: int = 1
 
     def __post_init__(self) -> None:
         if self.jump not in JUMP_KINDS:

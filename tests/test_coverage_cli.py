@@ -38,6 +38,14 @@ def test_json_report_describes_this_interpreter(json_report):
     assert set(json_report) >= {"handled", "unsupported", "internal", "pending", "missing", "counts", "handlers"}
 
 
+def test_no_opcode_is_pending(json_report):
+    """Every real opcode is handled or declared unsupported with its reason (issue 19)."""
+    assert json_report["pending"] == [] and json_report["missing"] == []
+    unsupported = json_report["unsupported"]
+    reasons = {name: current_table().opcodes[name].unsupported for name in unsupported}
+    assert all(reasons.values()), reasons
+
+
 def test_categories_partition_the_real_opcodes(json_report):
     counts = json_report["counts"]
     assert counts["total"] == len(REAL)

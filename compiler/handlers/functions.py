@@ -78,6 +78,9 @@ def yield_value(tx: InstructionTranslatorBase, inst: Instruction):
         raise tx.unsupported("yield outside an inlined generator")
     tx.yielded.append(tx.pop())
     tx.push(ConstantVariable(None))  # the value sent into the generator
+    # ir_count: Dynamo runs an inlined generator one next() at a time; each run's last
+    # segment (ending at this yield) is not counted, and the next run starts a new one.
+    tx.drop_segment()
 
 
 @handler("GEN_START", stack_effect_exempt=True)
