@@ -13,18 +13,16 @@ from . import py39
 from .py38 import GENERATOR_ONLY, INLINED_GENERATOR_ONLY
 from .spec import OpcodeSpec
 
-PATTERN_MATCHING = "the match statement is not traced yet: a pattern test is a graph break (runs natively)"
-
 TABLE = py39.TABLE.derive(
     (3, 10),
     add=[
-        # pattern matching
-        OpcodeSpec("GET_LEN", unsupported=PATTERN_MATCHING),
-        OpcodeSpec("MATCH_MAPPING", unsupported=PATTERN_MATCHING),
-        OpcodeSpec("MATCH_SEQUENCE", unsupported=PATTERN_MATCHING),
-        OpcodeSpec("MATCH_KEYS", unsupported=PATTERN_MATCHING),
-        OpcodeSpec("MATCH_CLASS", unsupported=PATTERN_MATCHING),
-        OpcodeSpec("COPY_DICT_WITHOUT_KEYS", unsupported=PATTERN_MATCHING),  # a mapping pattern's **rest
+        # pattern matching (compiler.handlers.pattern_matching)
+        OpcodeSpec("GET_LEN"),
+        OpcodeSpec("MATCH_MAPPING"),
+        OpcodeSpec("MATCH_SEQUENCE"),
+        OpcodeSpec("MATCH_KEYS"),
+        OpcodeSpec("MATCH_CLASS"),
+        OpcodeSpec("COPY_DICT_WITHOUT_KEYS"),  # a mapping pattern's **rest
         # stack manipulation
         OpcodeSpec("ROT_N", permutes_stack=True),
         # generators
@@ -32,6 +30,8 @@ TABLE = py39.TABLE.derive(
     ],
     facts={
         "jump_unit": 2,
+        # MATCH_KEYS and MATCH_CLASS push a success bool after their result (3.11 drops it)
+        "match_pushes_success_flag": True,
         "linetable": "linetable310",
         # Generator code is entered with the first sent value on the stack,
         # which GEN_START pops; sizing from an empty stack, it nets to 0.

@@ -112,6 +112,7 @@ TABLE = _BASE.derive(
         "call_null_layout": "null_first",
         "calls_move_arguments": True,
         "dynamo_super_call": "PRECALL",
+        "match_pushes_success_flag": False,
         "kw_names": "kw_names_op",
         "has_precall": True,
         "cell_creation": "make_cell",

@@ -344,6 +344,7 @@ TABLE = VersionTable(
         # ``super(__class__, first parameter)``: two more instructions.  None where the
         # compiler makes the explicit form itself (3.12+: LOAD_SUPER_ATTR, no rewrite).
         "dynamo_super_call": "CALL_FUNCTION",
+        "match_pushes_success_flag": False,   # no match statement before 3.10
     },
 )
 

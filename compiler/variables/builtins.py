@@ -176,7 +176,7 @@ def _len(tx: Translator, args, kwargs):
         return ConstantVariable(args[0].length(tx))
 
 
-def _python_type_of(tx: Translator, var: VariableTracker) -> type:
+def python_type_of(tx: Translator, var: VariableTracker) -> type:
     if isinstance(var, UserObjectVariable):
         return type(var.value)
     return var.python_type()
@@ -192,12 +192,12 @@ def _isinstance(tx: Translator, args, kwargs):
         # The real check on the real value (__instancecheck__ may raise, as typing.Any's does).
         return ConstantVariable(tx.run_constant(isinstance, [args[0].as_python_constant(),
                                                              classes.as_python_constant()], {}))
-    if not _plain_instance_checks(classes.as_python_constant()):
+    if not plain_instance_checks(classes.as_python_constant()):
         raise Unsupported(f"isinstance() with a class whose metaclass customises __instancecheck__")
-    return ConstantVariable(isinstance_of_type(_python_type_of(tx, args[0]), classes.as_python_constant()))
+    return ConstantVariable(isinstance_of_type(python_type_of(tx, args[0]), classes.as_python_constant()))
 
 
-def _plain_instance_checks(classes: Any) -> bool:
+def plain_instance_checks(classes: Any) -> bool:
     """Whether isinstance(x, classes) is issubclass(type(x), classes): the metaclasses keep
     type's (or ABCMeta's, which checks the type) __instancecheck__."""
     items = classes if isinstance(classes, tuple) else (classes,)
@@ -221,7 +221,7 @@ def _issubclass(tx: Translator, args, kwargs):
 def _type(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
         var = args[0]
-        tp = _python_type_of(tx, var)
+        tp = python_type_of(tx, var)
         if var.source is not None and not _is_array(var):
             return tx.output.wrap(tp, TypeSource(var.source))
         return tx.output.wrap(tp, None)
@@ -467,7 +467,7 @@ def _callable(tx: Translator, args, kwargs):
         if var.is_python_constant():
             return ConstantVariable(callable(var.as_python_constant()))
         # callable(x) is whether x's type defines __call__ (asked of the type, as CPython does).
-        tp = _python_type_of(tx, var)
+        tp = python_type_of(tx, var)
         return ConstantVariable(any("__call__" in vars(k) for k in tp.__mro__))
 
 

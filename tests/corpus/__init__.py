@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 from typing import Dict
 
+import opcode_tables
+
 from .registry import ArgMaker, Call, Case, case, kw, registered
 
 FAMILIES = (
@@ -30,10 +32,15 @@ FAMILIES = (
     "layouts_dtypes",
     "side_effects",
 )
+# Families written in syntax older interpreters lack: imported where the running table has
+# the opcode named (no version checks).
+OPTIONAL_FAMILIES = {"pattern_matching": "MATCH_CLASS"}
 
 
 def all_cases() -> Dict[str, Case]:
-    for family in FAMILIES:
+    opcodes = opcode_tables.current_table().opcodes
+    optional = [family for family, opcode in OPTIONAL_FAMILIES.items() if opcode in opcodes]
+    for family in FAMILIES + tuple(optional):
         importlib.import_module(f"{__name__}.{family}")
     return registered()
 
