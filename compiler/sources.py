@@ -13,6 +13,7 @@ function's globals), ``_B`` (its builtins) and ``_cl`` (its closure) in scope.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any, Callable, List
@@ -151,6 +152,17 @@ class TypeSource(Source):
 
     def root(self) -> Source:
         return self.base.root()
+
+
+@dataclass(frozen=True)
+class SysModulesSource(Source):
+    """``sys.modules``: the imports a frame makes read it (compiler.handlers.imports)."""
+
+    def name(self) -> str:
+        return "sys.modules"
+
+    def expr(self, const: ConstNamer) -> str:
+        return const(sys.modules)
 
 
 def closure_cell_source(function_source: Source, index: int) -> Source:

@@ -109,7 +109,9 @@ from __future__ import annotations
 from .spec import OpcodeSpec, VersionTable
 
 # Reasons shared with later versions' tables.
-IMPORT_RUNS_CODE = ("an import can run module code (side effects): a graph break, the import runs "
+# (IMPORT_NAME / IMPORT_FROM are traced where the module is imported already:
+# compiler.handlers.imports; this is why the others break.)
+IMPORT_RUNS_CODE = ("an import that can run module code (side effects): a graph break, the import runs "
                     "natively; import at module level to keep the frame in one graph")
 # Traced only while an inlined generator is drained; a generator frame itself runs natively.
 INLINED_GENERATOR_ONLY = "traced only inside an inlined generator; a generator frame runs natively"
@@ -214,8 +216,8 @@ _ROWS = [
     OpcodeSpec("IMPORT_STAR", unsupported=MODULE_ONLY),
 
     # -- imports ------------------------------------------------------------
-    OpcodeSpec("IMPORT_NAME", unsupported=IMPORT_RUNS_CODE),
-    OpcodeSpec("IMPORT_FROM", unsupported=IMPORT_RUNS_CODE),
+    OpcodeSpec("IMPORT_NAME"),
+    OpcodeSpec("IMPORT_FROM"),
 
     # -- building containers ------------------------------------------------
     OpcodeSpec("BUILD_TUPLE"),
