@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import struct
+import sys
 import types
 import weakref
 from dataclasses import dataclass
@@ -49,19 +50,22 @@ class Guard:
     code: str      # a Python expression over the entry's parameters and namespace
 
 
-# Objects that live as long as the interpreter: identity guards hold them.
-_IMMORTAL = (types.ModuleType, types.BuiltinFunctionType, np.ufunc)
+# Objects that live as long as the interpreter: identity guards hold them (a module only
+# while it is the one imported under its name: see _held_weakly).
+_IMMORTAL = (types.BuiltinFunctionType, np.ufunc)
 
 
 def _held_weakly(obj: Any) -> bool:
     """Whether a guard on ``obj`` holds it through a weak reference: everything the program can
-    let go of and Python can refer to weakly.  Modules, builtins and ufuncs live as long as the
-    interpreter; classes and functions defined at module level as long as their module (held
+    let go of and Python can refer to weakly.  Builtins, ufuncs and imported modules live as
+    long as the interpreter; classes and functions defined at module level as long as their module (held
     strongly: their guards are on every call's path, and a dereference costs); classes and
     functions made at run time (a nested def, a lambda, a class built in a function) die
     like any object."""
     if isinstance(obj, _IMMORTAL):
         return False
+    if isinstance(obj, types.ModuleType) and sys.modules.get(obj.__name__) is obj:
+        return False  # imported: lives in sys.modules (a module made with ModuleType() dies)
     if isinstance(obj, (type, types.FunctionType)):
         qualname = getattr(obj, "__qualname__", "")
         if "<locals>" not in qualname and "<lambda>" not in qualname:

@@ -10,6 +10,7 @@ import functools
 import gc
 import mmap
 import sys
+import types
 import weakref
 
 import numpy as np
@@ -64,6 +65,11 @@ def _make_kinds():
             k = 2.0
         return Local()
 
+    def module_factory():  # a module made at run time, never imported (CPython's test_module)
+        module = types.ModuleType("tracematrix_made_module")
+        module.k = 4.0
+        return module
+
     return [
         ("callable instance", lambda: _Callable(2.0), lambda obj, x: obj(x)),
         ("plain instance", lambda: _Plain(1.0), lambda obj, x: x + obj.k),
@@ -72,6 +78,7 @@ def _make_kinds():
         ("lambda", lambda: (lambda x: x - 1.0), lambda obj, x: obj(x)),
         ("partial", lambda: functools.partial(np.multiply, 2.0), lambda obj, x: obj(x)),
         ("instance of a local class", local_class_factory, lambda obj, x: x * obj.k),
+        ("module made at run time", module_factory, lambda obj, x: x * obj.k),
     ]
 
 
