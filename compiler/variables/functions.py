@@ -91,7 +91,7 @@ def bind_arguments(tx: Translator, code: types.CodeType, args: Sequence[Variable
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     first_default = len(positional) - n_defaults
     # inspect renames comprehension arguments (".0" -> "implicit0"): key by the code's own names.
-    for index, ((sig_name, param), name) in enumerate(zip(sig.parameters.items(), code.co_varnames)):
+    for index, ((sig_name, param), name) in enumerate(zip(sig.parameters.items(), _in_signature_order(code))):
         if sig_name in bound.arguments:
             value = bound.arguments[sig_name]
             if param.kind == param.VAR_POSITIONAL:
@@ -108,6 +108,17 @@ def bind_arguments(tx: Translator, code: types.CodeType, args: Sequence[Variable
         else:
             result[name] = defaults[index - first_default]  # type: ignore[index]
     return result
+
+
+def _in_signature_order(code: types.CodeType) -> List[str]:
+    """The code's parameter names in inspect's order: positional, *args, keyword-only,
+    **kwargs (co_varnames has the keyword-only ones before *args)."""
+    names = code.co_varnames
+    positional, keyword_only = code.co_argcount, code.co_kwonlyargcount
+    rest = positional + keyword_only
+    varargs = [names[rest]] if code.co_flags & inspect.CO_VARARGS else []
+    varkw = [names[rest + len(varargs)]] if code.co_flags & inspect.CO_VARKEYWORDS else []
+    return list(names[:positional]) + varargs + list(names[positional:rest]) + varkw
 
 
 class BaseUserFunctionVariable(VariableTracker):
