@@ -62,11 +62,12 @@ def _held_weakly(obj: Any) -> bool:
     strongly: their guards are on every call's path, and a dereference costs); classes and
     functions made at run time (a nested def, a lambda, a class built in a function) die
     like any object."""
-    if isinstance(obj, _IMMORTAL):
+    tp = type(obj)  # asked of the type: isinstance() would read obj.__class__ (user code)
+    if issubclass(tp, _IMMORTAL):
         return False
-    if isinstance(obj, types.ModuleType) and sys.modules.get(obj.__name__) is obj:
+    if issubclass(tp, types.ModuleType) and sys.modules.get(obj.__name__) is obj:
         return False  # imported: lives in sys.modules (a module made with ModuleType() dies)
-    if isinstance(obj, (type, types.FunctionType)):
+    if issubclass(tp, (type, types.FunctionType)):
         qualname = getattr(obj, "__qualname__", "")
         if "<locals>" not in qualname and "<lambda>" not in qualname:
             return False

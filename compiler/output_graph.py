@@ -180,8 +180,10 @@ def _one_tracker_per_object(value: Any) -> bool:
 
 
 def _is_mutable_object(value: Any) -> bool:
-    if isinstance(value, (list, dict, set, bytearray)):
-        return True
+    # Asked of the type, never the object: isinstance() reads an object's __class__, which
+    # runs a class's own __getattribute__ (a lazy module loads) at trace time.
     tp = type(value)
-    return has_instance_dict(tp) and tp.__module__ != "builtins" and not isinstance(
-        value, (type, types.ModuleType, types.FunctionType, np.ndarray, np.generic))
+    if issubclass(tp, (list, dict, set, bytearray)):
+        return True
+    return has_instance_dict(tp) and tp.__module__ != "builtins" and not issubclass(
+        tp, (type, types.ModuleType, types.FunctionType, np.ndarray, np.generic))

@@ -432,9 +432,10 @@ def _carried_opaquely(value: Any, entered_next: bool) -> bool:
     with block's __exit__ such as np.errstate's) and the context
     manager a with block is about to enter (``entered_next``): new objects on every call,
     whose only use here is a call or a with block, both run natively."""
-    if isinstance(value, _C_BOUND_METHOD_TYPES):
+    tp = type(value)  # not isinstance(): it would read value.__class__ (a lazy module loads)
+    if issubclass(tp, _C_BOUND_METHOD_TYPES):
         return not isinstance(getattr(value, "__self__", None), types.ModuleType)
-    if isinstance(value, types.MethodType) and not has_instance_dict(type(value.__self__)):
+    if issubclass(tp, types.MethodType) and not has_instance_dict(type(value.__self__)):
         return True  # its object could only be guarded by identity (np.errstate's __exit__)
     return entered_next
 

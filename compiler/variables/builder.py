@@ -103,9 +103,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         if guards is not None:
             guards.array_match(source, value, meta.layout)
         return ArrayVariable(meta, None, source, example=value)
-    if isinstance(value, np.ndarray):
+    if issubclass(tp, np.ndarray):
         raise Unsupported(f"ndarray subclass {tp.__name__} (only plain numpy.ndarray is traced)")
-    if isinstance(value, np.generic):
+    if issubclass(tp, np.generic):
         if value.dtype.kind not in "biufc":
             raise Unsupported(f"NumPy scalar of dtype {value.dtype}")
         if guards is not None:
@@ -125,7 +125,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             seq.items = [_item(output, v, ItemSource(source, i) if source is not None else None)
                          for i, v in enumerate(value)]
         return seq
-    if isinstance(value, tuple) and hasattr(tp, "_fields"):
+    if issubclass(tp, tuple) and hasattr(tp, "_fields"):
         _check_size(value, source)
         if guards is not None:
             guards.type_match(source, tp)
@@ -181,7 +181,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return LocalFunctionVariable(value, source)
 
     # -- callables: identity-guarded --------------------------------------
-    if guards is not None and (callable(value) or isinstance(value, type)):
+    if guards is not None and (callable(value) or issubclass(tp, type)):
         if tp is functools.partial:
             guards.type_match(source, tp)
         elif tp is types.MethodType:
@@ -228,7 +228,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         kwargs = {k: _wrap(output, v, ItemSource(AttrSource(src, "keywords"), k) if src else None, guards)
                   for k, v in value.keywords.items()}
         return PartialVariable(fn, args, kwargs, source)
-    if isinstance(value, type):
+    if issubclass(tp, type):
         if value in _BUILTIN_CALLABLE_TYPES:
             return BuiltinVariable(value, source)
         if issubclass(value, np.generic) or value is np.ndarray or value is np.dtype:
@@ -244,8 +244,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         op = lookup_numpy_op(value)
         if op is not None:
             return NumpyFunctionVariable(value, op, source)
-        if tp in (types.BuiltinFunctionType, types.BuiltinMethodType) or isinstance(value, np.ufunc):
-            if trace_rules.is_numpy_object(value) or isinstance(value, np.ufunc):
+        if tp in (types.BuiltinFunctionType, types.BuiltinMethodType) or issubclass(tp, np.ufunc):
+            if trace_rules.is_numpy_object(value) or issubclass(tp, np.ufunc):
                 return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
             if BuiltinVariable.handles(value):
                 return BuiltinVariable(value, source)
@@ -270,7 +270,7 @@ def wrap_constant_result(value: Any) -> VariableTracker:
     if value is NullCarrier:
         return NullCarrierClassVariable(None)
     tp = type(value)
-    if tp in _CONSTANT_TYPES or isinstance(value, np.generic) or isinstance(value, type):
+    if tp in _CONSTANT_TYPES or issubclass(tp, (np.generic, type)):
         return ConstantVariable(value)
     if tp is tuple:
         return TupleVariable([wrap_constant_result(v) for v in value], origin=value)
