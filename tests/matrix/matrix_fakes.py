@@ -7,6 +7,7 @@ import hashlib
 import os
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from matrix import schema
@@ -136,6 +137,16 @@ def make_cell(python: str, backend: str = "eager", cases: Optional[Dict[str, sch
     return schema.cell_document(run_id=run_id, timestamp=timestamp, machine=machine, python=python,
                                 backend=backend, cell_status=cell_status, environment=env,
                                 coverage=coverage, duration_s=1.0, cases=cases or {}, subject=subject)
+
+
+def write_cells(folder: Path, *cells: schema.Json) -> List[Path]:
+    """Each cell as a result file in `folder`, in the order given."""
+    paths = []
+    for i, cell in enumerate(cells):
+        path = folder / f"{i}-{schema.cell_name(cell['python'], cell['backend'], cell['subject'])}.json"
+        schema.write_cell(path, cell)
+        paths.append(path)
+    return paths
 
 
 class FakeDynamoEngine(FakeEngine):
