@@ -33,6 +33,7 @@ DYNAMO_BACKENDS = ("eager", "aot_eager")
 # differ from NumPy's in the last bits.  Relative tolerance for comparing the results.
 RESULT_TOLERANCE = 1e-9
 _CALL_OPS = ("call_function", "call_method", "call_module")
+_METRICS_KEPT = 4096
 
 
 class _OpcodeRecorder:
@@ -109,6 +110,11 @@ class DynamoEngine:
         # The cases are tiny; one thread keeps forked workers clear of a thread pool
         # started in the parent.
         self.torch.set_num_threads(1)
+        # Dynamo keeps the last 64 frames' metrics; a case with many recompiles and
+        # continuations must not lose its first ones.
+        limit = getattr(self.utils, "set_compilation_metrics_limit", None)
+        if limit is not None:
+            limit(_METRICS_KEPT)
         self._recorder = _OpcodeRecorder(self.guards)
         _install_ir_count_hook(metrics_context.MetricsContext, self._recorder)
         self._graphs: Dict[str, List[_Graph]] = {}
