@@ -1,8 +1,12 @@
 """What the cell runner compiles with.
 
-`CompilerEngine` drives the project's compiler through its public API. A test or a
-sanity run may name another engine as "module:attribute" (a class with the same four
-methods), e.g. `PlainEngine`, which runs every function natively and records nothing.
+`CompilerEngine` drives the project's compiler through its public API (subject
+`tracematrix`); `matrix.dynamo_engine.DynamoEngine` drives torch.compile (subject
+`dynamo`). A test or a sanity run may name another engine as "module:attribute" (a class
+with the same four methods: backend_state, reset, compile, events), e.g. `PlainEngine`,
+which runs every function natively and records nothing. Optional: `warm_up(backend)`,
+`environment()` (what the cell's environment adds) and `tolerance` (how close a float
+result must be to the plain function's, for an engine whose kernels are not NumPy's).
 """
 from __future__ import annotations
 
