@@ -163,8 +163,11 @@ def _install_numpy_pre_release(session: nox.Session) -> None:
     session.warn("this nightly cell runs the NumPy release already installed")
 
 
-def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, nightly: bool = False) -> None:
+def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, nightly: bool = False,
+          subject: str = "tracematrix") -> None:
     """Run one cell; exits 0 whatever the metrics say (the report session judges)."""
+    from matrix.schema import cell_name  # standard library only; the path is set by discover()
+
     # The cell runner needs numpy and the project only; the triton cell also Triton.
     extras = "gpu" if backend == "triton" and not os.environ.get("TRACEMATRIX_NO_TRITON") else ""
     _install_once(session, extras)
@@ -172,9 +175,10 @@ def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, night
         _install_numpy_pre_release(session)
     _CELLS_RAN[results] = out
     session.notify("report")
-    args = ["python", "-m", "matrix", "run", "--backend", backend,
-            "--out", str(results / f"{session.python}-{backend}.json")]
-    if backend != BACKENDS[0]:  # opcode coverage is per interpreter: recorded once, by the eager cell
+    args = ["python", "-m", "matrix", "run", "--subject", subject, "--backend", backend,
+            "--out", str(results / f"{cell_name(str(session.python), backend, subject)}.json")]
+    if backend != BACKENDS[0] or subject != "tracematrix":
+        # opcode coverage is per interpreter: recorded once, by the project's eager cell
         args.append("--no-coverage")
     if "--accept" in session.posargs:
         if nightly:
@@ -187,10 +191,40 @@ def _cell(session: nox.Session, backend: str, results: Path, out: Path, *, night
 @nox.parametrize("backend", BACKENDS)
 def matrix(session: nox.Session, backend: str) -> None:
     """One cell of the IR-count matrix (this interpreter x backend); `report` follows, and
-    (once per interpreter) the cpython-tests cell."""
+    (once per interpreter) the cpython-tests cell and the Dynamo subject's cell."""
     if backend == BACKENDS[0]:
         session.notify(f"cpython_tests-{session.python}")
+        session.notify(f"matrix_dynamo-{session.python}")
     _cell(session, backend, REPORTS / "results", REPORTS)
+
+
+# The Dynamo subject: the suite through torch.compile(backend="eager"). torch is never a
+# dependency of the project; it is installed into this session's venv only from a local
+# CPU wheel of exactly this version (TRACEMATRIX_TORCH_WHEELS, default /opt/wheels: a loose
+# spec would fetch a multi-GB CUDA build). Where there is no wheel for the interpreter the
+# cell is "subject unavailable" (visible in the report), never a crash.
+TORCH_VERSION = "2.13.0"
+TORCH_WHEELS = Path(os.environ.get("TRACEMATRIX_TORCH_WHEELS", "/opt/wheels"))
+
+
+def _torch_wheel(python: str) -> str:
+    """The local torch wheel for this interpreter ('' when there is none)."""
+    tag = "cp" + python.replace(".", "")
+    found = sorted(TORCH_WHEELS.glob(f"torch-{TORCH_VERSION}+cpu-{tag}-{tag}-*.whl")) if TORCH_WHEELS.is_dir() else []
+    return str(found[0]) if found else ""
+
+
+@nox.session(python=PYTHONS)
+def matrix_dynamo(session: nox.Session) -> None:
+    """The Dynamo subject's cell on this interpreter (`<python>-dynamo-eager.json`): torch
+    from the local wheel where there is one, else a "subject unavailable" cell."""
+    if _torch_wheel(str(session.python)):
+        _install_once(session, "")
+        session.install("--find-links", str(TORCH_WHEELS), f"torch=={TORCH_VERSION}")
+    else:
+        session.warn(f"no torch {TORCH_VERSION} CPU wheel for Python {session.python} in {TORCH_WHEELS}: "
+                     "the Dynamo cell will say 'subject unavailable'")
+    _cell(session, "eager", REPORTS / "results", REPORTS, subject="dynamo")
 
 
 @nox.session(python=PYTHONS)

@@ -19,15 +19,21 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="run the suite in this interpreter on one backend (one cell)")
-    run.add_argument("--backend", required=True, help="eager, numpy, triton (what the compiler offers)")
-    run.add_argument("--out", required=True, help="the cell's JSON file, e.g. reports/results/3.11-eager.json")
+    run.add_argument("--backend", required=True,
+                     help="eager, numpy, triton (what the compiler offers); the dynamo subject: eager, aot_eager")
+    run.add_argument("--subject", default=schema.SUBJECT_TRACEMATRIX, choices=schema.SUBJECTS,
+                     help="whose compiler runs the suite: tracematrix (this project's, the default) or "
+                          "dynamo (torch.compile in this interpreter; 'subject unavailable' without torch)")
+    run.add_argument("--out", required=True,
+                     help="the cell's JSON file, e.g. reports/results/3.11-eager.json or 3.11-dynamo-eager.json")
     run.add_argument("--accept", action="store_true",
-                     help="rewrite matrix/baselines/<python>-<backend>.json from this run, on purpose")
+                     help="rewrite the cell's baseline (matrix/baselines/<subject>/) from this run, on purpose")
     run.add_argument("--jobs", type=int, default=0, help="worker processes (default: one per CPU)")
     run.add_argument("--cases", default=None, help="comma-separated glob patterns on name or group/name")
     run.add_argument("--timeout", type=float, default=None, help="seconds per case (default: the runner's)")
-    run.add_argument("--engine", default="compiler",
-                     help="'compiler' (default), 'plain' (run natively, checks the suite) or module:Class")
+    run.add_argument("--engine", default=None,
+                     help="the subject's engine by default; 'plain' (run natively, checks the suite) "
+                          "or module:Class (a test double)")
     run.add_argument("--suite", default="matrix.cases", help="module holding the cases")
     run.add_argument("--baselines", default=None, help="baseline folder (default matrix/baselines)")
     run.add_argument("--no-coverage", action="store_true", help="skip the opcode coverage hook")
@@ -69,19 +75,23 @@ def _run(args: argparse.Namespace) -> int:
     from matrix.runner import DEFAULT_TIMEOUT_S, run_cell
 
     try:
-        cell = run_cell(backend=args.backend, suite=args.suite, pattern=args.cases, engine_spec=args.engine,
+        cell = run_cell(backend=args.backend, subject=args.subject, suite=args.suite, pattern=args.cases,
+                        engine_spec=args.engine,
                         jobs=args.jobs, timeout_s=args.timeout or DEFAULT_TIMEOUT_S,
-                        coverage=None if args.no_coverage else coverage.collect, progress=progress)
+                        # opcode coverage is of this project's tables: not the Dynamo subject's
+                        coverage=None if args.no_coverage or args.subject != schema.SUBJECT_TRACEMATRIX
+                        else coverage.collect, progress=progress)
     except UnknownBackend as err:
         print(f"python -m matrix run: {err}", file=sys.stderr)
         return 2
     schema.write_cell(args.out, cell)
     statuses = [c["status"] for c in cell["cases"].values()]
     counts = ", ".join(f"{s} {statuses.count(s)}" for s in schema.CASE_STATUSES if statuses.count(s))
-    print(f"{cell['python']}-{cell['backend']}: {cell['cell_status']}; {len(statuses)} cases"
-          f"{': ' + counts if counts else ''}; {cell['duration_s']:.1f} s -> {args.out}")
+    print(f"{schema.cell_name(cell['python'], cell['backend'], cell['subject'])}: {cell['cell_status']}; "
+          f"{len(statuses)} cases{': ' + counts if counts else ''}; {cell['duration_s']:.1f} s -> {args.out}")
     try:
-        verdict = baselines.compare_cell(cell, baselines.load(cell["python"], cell["backend"], args.baselines))
+        verdict = baselines.compare_cell(cell, baselines.load(cell["python"], cell["backend"], args.baselines,
+                                                              subject=cell["subject"]))
     except schema.ResultFileError as err:
         print(f"  baseline unusable: {err}", file=sys.stderr)
         verdict = None

@@ -1,4 +1,6 @@
-"""Committed baselines: matrix/baselines/<python>-<backend>.json.
+"""Committed baselines: matrix/baselines/<cell name>.json, one per subject x python x backend
+(`schema.cell_name`: 3.11-eager.json for the project's compiler, 3.11-dynamo-eager.json
+for Dynamo).
 
 Written only by `python -m matrix run ... --accept` (or `nox -s matrix -- --accept`);
 nothing else updates them. Comparison is pure Python so the cell runner can print a
@@ -16,7 +18,9 @@ from matrix.explain import explain_ir_count
 BASELINE_DIR = Path(__file__).resolve().parent / "baselines"
 BASELINE_KIND = "tracematrix-baseline"
 # Baselines are versioned apart from cells: a new cell field changes no committed count.
-BASELINE_SCHEMA_VERSION = 1
+# Version 2 added `subject` (part of a baseline's identity, like a cell's); a version 1
+# baseline was the project's own compiler's and is read as such (`upgrade`).
+BASELINE_SCHEMA_VERSION = 2
 
 NO_BASELINE = "no baseline"
 SAME = "same"
@@ -25,20 +29,29 @@ NOT_COMPARABLE = "not comparable"
 NOT_APPLICABLE = "n/a"
 
 
-def baseline_path(python: str, backend: str, directory: Union[str, Path, None] = None) -> Path:
-    return Path(directory or BASELINE_DIR) / f"{python}-{backend}.json"
+def baseline_path(python: str, backend: str, directory: Union[str, Path, None] = None,
+                  subject: str = schema.SUBJECT_TRACEMATRIX) -> Path:
+    return Path(directory or BASELINE_DIR) / f"{schema.cell_name(python, backend, subject)}.json"
+
+
+def upgrade(doc: Any) -> Any:
+    """The baseline in the current version (a new dict): version 1 gains subject tracematrix."""
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        return doc
+    return dict(doc, schema_version=BASELINE_SCHEMA_VERSION, subject=schema.SUBJECT_TRACEMATRIX)
 
 
 def from_cell(cell: schema.Json) -> schema.Json:
     """What a baseline keeps of a cell: verdict-relevant fields, no timings or machine."""
     keep = ("status", "ir_opcodes", "graph_hash", "graph_texts")
     return {
-        "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND,
+        "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND, "subject": cell["subject"],
         "python": cell["python"], "backend": cell["backend"], "cell_status": cell["cell_status"],
         "accepted_from": {"run_id": cell["run_id"], "timestamp": cell["timestamp"],
                           "machine": cell["machine"],
                           "python_version": cell["environment"].get("python_version"),
                           "numpy": cell["environment"].get("numpy"),
+                          **({"torch": cell["environment"]["torch"]} if "torch" in cell["environment"] else {}),
                           "git_commit": cell["environment"].get("git_commit")},
         "cases": {name: dict({k: case[k] for k in keep},
                              metrics={m: case["metrics"][m] for m in schema.GATED_METRICS})
@@ -51,26 +64,28 @@ def accept(cell: schema.Json, directory: Union[str, Path, None] = None, merge: b
 
     merge=True (a run restricted with --cases) replaces only the cases this cell ran.
     """
+    name = schema.cell_name(cell["python"], cell["backend"], cell["subject"])
     if cell["cell_status"] == schema.CELL_MISSING or not cell["cases"]:
-        raise ValueError(f"refusing to accept a baseline for {cell['python']}-{cell['backend']}: "
+        raise ValueError(f"refusing to accept a baseline for {name}: "
                          f"the cell has no cases (cell status {cell['cell_status']!r})")
     doc = from_cell(cell)
-    previous = load(cell["python"], cell["backend"], directory) if merge else None
+    previous = load(cell["python"], cell["backend"], directory, subject=cell["subject"]) if merge else None
     if previous is not None and previous.get("cell_status") == cell["cell_status"]:
         doc["cases"] = dict(sorted({**previous["cases"], **doc["cases"]}.items()))
-    path = baseline_path(cell["python"], cell["backend"], directory)
+    path = baseline_path(cell["python"], cell["backend"], directory, cell["subject"])
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path
 
 
-def load(python: str, backend: str, directory: Union[str, Path, None] = None) -> Optional[schema.Json]:
+def load(python: str, backend: str, directory: Union[str, Path, None] = None,
+         subject: str = schema.SUBJECT_TRACEMATRIX) -> Optional[schema.Json]:
     """The baseline, None when there is none; ResultFileError when it is unusable."""
-    path = baseline_path(python, backend, directory)
+    path = baseline_path(python, backend, directory, subject)
     if not path.exists():
         return None
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = upgrade(json.loads(path.read_text(encoding="utf-8")))
     except ValueError as err:
         raise schema.ResultFileError(path, f"baseline is not valid JSON ({err})") from None
     if not isinstance(doc, dict) or doc.get("kind") != BASELINE_KIND:
@@ -80,6 +95,9 @@ def load(python: str, backend: str, directory: Union[str, Path, None] = None) ->
                                      f"expected {BASELINE_SCHEMA_VERSION}; regenerate with --accept")
     if not isinstance(doc.get("cases"), dict):
         raise schema.ResultFileError(path, "baseline lacks its 'cases' object")
+    if doc.get("subject") != subject:
+        raise schema.ResultFileError(path, f"baseline is for subject {doc.get('subject')!r}, "
+                                     f"expected {subject!r}")
     return doc
 
 
@@ -114,7 +132,8 @@ def compare_cell(cell: schema.Json, baseline: Optional[schema.Json]) -> Dict[str
         verdict["state"] = NOT_APPLICABLE
         return verdict
     if baseline is None:
-        verdict["note"] = f"no baseline {cell['python']}-{cell['backend']}.json (accept one with --accept)"
+        verdict["note"] = (f"no baseline {schema.cell_name(cell['python'], cell['backend'], cell['subject'])}.json "
+                           f"(accept one with --accept)")
         return verdict
     if baseline.get("cell_status") != cell["cell_status"]:
         verdict["state"] = NOT_COMPARABLE

@@ -1,20 +1,38 @@
 """What the cell runner compiles with.
 
-`CompilerEngine` drives the project's compiler through its public API. A test or a
-sanity run may name another engine as "module:attribute" (a class with the same four
-methods), e.g. `PlainEngine`, which runs every function natively and records nothing.
+`CompilerEngine` drives the project's compiler through its public API (subject
+`tracematrix`); `matrix.dynamo_engine.DynamoEngine` drives torch.compile (subject
+`dynamo`). A test or a sanity run may name another engine as "module:attribute" (a class
+with the same four methods: backend_state, reset, compile, events), e.g. `PlainEngine`,
+which runs every function natively and records nothing. Optional: `warm_up(backend)`,
+`environment()` (what the cell's environment adds) and `tolerance` (how close a float
+result must be to the plain function's, for an engine whose kernels are not NumPy's).
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from matrix import schema
 
 
 class UnknownBackend(ValueError):
     """The backend name is not one the compiler knows (a typo, not a machine limitation)."""
+
+
+class SubjectUnavailable(RuntimeError):
+    """The subject's compiler cannot run in this interpreter (e.g. torch is not installed):
+    the cell says "subject unavailable", with this message.  `backends`: the names the
+    subject would offer, so that a typo is still a usage error here."""
+
+    def __init__(self, message: str, backends: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.backends = tuple(backends)
+
+
+# The engine that measures each subject (`python -m matrix run --subject S`).
+ENGINE_OF_SUBJECT = {schema.SUBJECT_TRACEMATRIX: "compiler", schema.SUBJECT_DYNAMO: "dynamo"}
 
 
 class BackendState:
@@ -61,6 +79,8 @@ def _warm_up_function(x: Any) -> Any:
 
 class CompilerEngine:
     """The real compiler (`import compiler`)."""
+
+    subject = schema.SUBJECT_TRACEMATRIX
 
     def __init__(self) -> None:
         self.compiler = importlib.import_module("compiler")
@@ -132,14 +152,18 @@ class PlainEngine:
 
 
 def load_engine(spec: str) -> Any:
-    """'compiler' (the default), 'plain', or 'module:attribute' naming an engine class."""
+    """'compiler' (the default), 'dynamo' (torch.compile; SubjectUnavailable without torch),
+    'plain', or 'module:attribute' naming an engine class."""
     if spec == "compiler":
         return CompilerEngine()
+    if spec == "dynamo":
+        from matrix.dynamo_engine import DynamoEngine  # imports torch: only for this subject
+        return DynamoEngine()
     if spec == "plain":
         return PlainEngine()
     module_name, _, attribute = spec.partition(":")
     if not attribute:
-        raise ValueError(f"engine {spec!r}: expected 'compiler', 'plain' or 'module:attribute'")
+        raise ValueError(f"engine {spec!r}: expected 'compiler', 'dynamo', 'plain' or 'module:attribute'")
     factory = getattr(importlib.import_module(module_name), attribute)
     return factory()
 

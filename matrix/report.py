@@ -55,13 +55,18 @@ def _number(value: Any) -> str:
 def _cell_view(comparison: Comparison, column: Dict[str, Any], case: str) -> Dict[str, Any]:
     """What one matrix cell shows: ir_count, status, colour, and the why in a tooltip."""
     row = comparison.row(column["id"], case)
-    view: Dict[str, Any] = {"text": "", "status": "", "classes": [], "why": [], "short": ""}
+    view: Dict[str, Any] = {"text": "", "status": "", "classes": [], "why": [], "short": "",
+                            "subject_short": "", "upstream": ""}
     if column["cell_status"] == schema.CELL_MISSING:
         view.update(text="missing", classes=["missing"])
         return view
     if column["cell_status"] == schema.CELL_NO_TABLE:
         view.update(text="no table", classes=["missing", "no-table"],
                     why=["no opcode table for this CPython: compiled functions run natively"])
+        return view
+    if column["cell_status"].startswith(schema.CELL_SUBJECT_UNAVAILABLE_PREFIX):
+        view.update(text="subject unavailable", classes=["missing", "subject-unavailable"],
+                    why=[column["cell_status"]])
         return view
     if row is None or not row["present"]:
         view.update(text="–", classes=["absent"],
@@ -88,6 +93,16 @@ def _cell_view(comparison: Comparison, column: Dict[str, Any], case: str) -> Dic
         view["why"].append(row["unexpected_recompiles"])
     if row["suspicious"]:
         view["classes"].append("suspicious")
+    if row["vs_subject"]:
+        view["classes"].append("subject-differs")
+        view["why"] += [f"vs tracematrix: {d['metric']} {d['ours']} → {d['now']}: {d['explanation']}"
+                        for d in row["vs_subject"]]
+        view["subject_short"] = _abbreviate(next((f"vs ours: {d['explanation']}" for d in row["vs_subject"]
+                                                  if d["metric"] == "ir_count"), ""))
+    if row["vs_upstream"]:
+        view["classes"].append("upstream-table")
+        view["why"] += [u["explanation"] for u in row["vs_upstream"]]
+        view["upstream"] = "; ".join(f"test table: {u['expected']}" for u in row["vs_upstream"])
     view["short"] = _abbreviate(next((d["explanation"] for d in row["vs_reference"]
                                       if d["metric"] == "ir_count"), ""))
     return view
@@ -133,6 +148,7 @@ def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError],
         mine = [r for r in rows if r["column"] == column["id"] and r["present"]]
         cells.append({
             "column": column["id"], "python": column["python"], "backend": column["backend"],
+            "subject": column["subject"], "subject_version": column["subject_version"],
             "machine": column["machine"], "run_id": column["run_id"], "cell_status": column["cell_status"],
             "baseline": column["baseline"]["state"], "baseline_note": column["baseline"]["note"],
             "new_cases": column["baseline"]["new_cases"], "removed_cases": column["baseline"]["removed_cases"],
@@ -143,12 +159,18 @@ def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError],
             "differences_from_reference": [dict(d, case=r["case"]) for r in mine for d in r["vs_reference"]],
             "unexpected_recompiles": [{"case": r["case"], "explanation": r["unexpected_recompiles"]}
                                       for r in mine if r["unexpected_recompiles"]],
+            "differences_from_tracematrix": [dict(d, case=r["case"]) for r in mine for d in r["vs_subject"]],
+            "upstream_table_mismatches": [dict(u, case=r["case"]) for r in mine for u in r["vs_upstream"]],
         })
     suspicious = [{"case": r["case"], "column": r["column"], "metric": d["metric"],
                    "explanation": d["explanation"]}
                   for r in rows for d in r["vs_reference"] if d["suspicious"]]
     regressed = [c["column"] for c in cells if c["regressions"]]
-    failed = [c["column"] for c in cells if c["failures"] or c["cell_status"].startswith(schema.CELL_ERROR_PREFIX)]
+    # Another subject's failing case (Dynamo returning a 0-d array for a NumPy scalar) is a
+    # finding about that compiler: shown red and listed, gated only through its baseline.
+    failed = [c["column"] for c in cells
+              if (c["failures"] and c["subject"] == schema.SUBJECT_TRACEMATRIX)
+              or c["cell_status"].startswith(schema.CELL_ERROR_PREFIX)]
     problems = [f"{e.path}: {e.problem}" for e in rejected] + list(comparison.problems)
     cpython = cpython_tests_view.summary(cpython_tests)
     cpython_failed = [f"{c['python']} cpython-tests@{c['machine']}" for c in cpython if c["failing"]]
@@ -161,6 +183,9 @@ def summary(comparison: Comparison, rejected: Sequence[schema.ResultFileError],
         "rejected_files": [{"file": e.path, "problem": e.problem} for e in rejected],
         "problems": problems, "suspicious": suspicious, "cells": cells,
         "cpython_tests": cpython, "cpython_tests_failed": cpython_failed,
+        # Findings about another project's hard-coded counts: shown, never failing this run.
+        "upstream_table_mismatches": [dict(u, column=c["column"]) for c in cells
+                                      for u in c["upstream_table_mismatches"]],
     }
 
 
@@ -177,7 +202,7 @@ def render(comparison: Comparison, out_dir: Union[str, Path],
     matrix_rows = []
     for case in comparison.cases:
         cells = [_cell_view(comparison, col, case["name"]) for col in comparison.columns]
-        changed = any(("red" in c["classes"] or "amber" in c["classes"] or "fail" in c["classes"])
+        changed = any(({"red", "amber", "fail", "subject-differs", "upstream-table"} & set(c["classes"]))
                       for c in cells)
         matrix_rows.append({"case": case, "cells": cells, "changed": changed})
     backends = []
@@ -208,7 +233,7 @@ def _case_context(comparison: Comparison, case: Dict[str, Any]) -> Dict[str, Any
         doc = comparison.cells[column["id"]]["cases"].get(name)
         if row is None or doc is None:
             continue
-        ref_col = comparison.references.get(column["backend"])
+        ref_col = comparison.references.get(column["lane"])
         ref_doc = comparison.cells[ref_col]["cases"].get(name) if ref_col else None
         graph_diff = None
         if ref_doc is not None and ref_col != column["id"] and doc["graph_texts"] != ref_doc["graph_texts"]:

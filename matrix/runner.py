@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from matrix import environment, schema
 from matrix.cases import Case, load_suite, select
-from matrix.engines import BackendState, UnknownBackend, load_engine
+from matrix.engines import ENGINE_OF_SUBJECT, BackendState, SubjectUnavailable, UnknownBackend, load_engine
 from matrix.metrics import summarise
 from matrix.outcomes import observe, outcome_difference
 
@@ -44,13 +44,16 @@ def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = Tr
     started = time.perf_counter()
     engine.reset()
     compiled = engine.compile(case.fn, backend)
+    # An engine whose kernels are not NumPy's (Dynamo's: torch) says how close is equal.
+    tolerance = getattr(engine, "tolerance", None)
+    tolerance = TOLERANCE.get(backend, 0.0) if tolerance is None else tolerance
     problem = None
     for index in range(len(case.calls)):
         args, kwargs = case.call_arguments(index)
         plain = observe(case.fn, args, kwargs)
         args, kwargs = case.call_arguments(index)
         got = observe(compiled, args, kwargs)
-        found = outcome_difference(plain, got, TOLERANCE.get(backend, 0.0))
+        found = outcome_difference(plain, got, tolerance)
         if found and problem is None:
             problem = f"call {index}: {found}"
     summary = summarise(engine.events(), count_kernels)
@@ -60,6 +63,8 @@ def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = Tr
     return schema.case_result(case.group, status, detail, calls=len(case.calls),
                               expected_recompiles=case.expected_recompiles,
                               duration_s=round(time.perf_counter() - started, 6),
+                              upstream_expected=case.upstream.for_python(environment.python_key())
+                              if case.upstream else None,
                               **listings(case.fn), **summary)
 
 
@@ -226,23 +231,35 @@ def _stop(process: Any) -> None:
         process.join(2)
 
 
-def run_cell(*, backend: str, suite: str = "matrix.cases", pattern: Optional[str] = None,
-             engine_spec: str = "compiler", jobs: int = 0, timeout_s: float = DEFAULT_TIMEOUT_S,
+def run_cell(*, backend: str, subject: str = schema.SUBJECT_TRACEMATRIX, suite: str = "matrix.cases",
+             pattern: Optional[str] = None, engine_spec: Optional[str] = None, jobs: int = 0,
+             timeout_s: float = DEFAULT_TIMEOUT_S,
              coverage: Optional[Callable[[], Optional[schema.Json]]] = None,
              progress: Optional[Callable[[str, schema.Json], None]] = None) -> schema.Json:
-    """The whole cell document for this interpreter and `backend`."""
+    """The whole cell document for this interpreter, `backend` and `subject` (whose
+    compiler measures the suite; `engine_spec` overrides the subject's engine, for tests)."""
+    if subject not in ENGINE_OF_SUBJECT:
+        raise ValueError(f"unknown subject {subject!r}; expected one of {', '.join(ENGINE_OF_SUBJECT)}")
+    engine_spec = engine_spec or ENGINE_OF_SUBJECT[subject]
     started = time.perf_counter()
     cases = select(load_suite(suite), pattern)
     env = environment.collect()
     try:
         engine = load_engine(engine_spec)  # imported once here, inherited by forked workers
         state = engine.backend_state(backend)
+        if hasattr(engine, "environment"):
+            env.update(engine.environment())
         if hasattr(engine, "warm_up"):
             for warm in (state.run_as, state.probe):
                 if warm is not None:
                     engine.warm_up(warm)
     except UnknownBackend:
         raise
+    except SubjectUnavailable as err:
+        if err.backends and backend not in err.backends:
+            raise UnknownBackend(f"unknown backend {backend!r} for the {subject} subject; "
+                                 f"it offers {', '.join(err.backends)}") from None
+        state = BackendState(f"{schema.CELL_SUBJECT_UNAVAILABLE_PREFIX}{err}", None)
     except Exception as err:
         state = BackendState(f"{schema.CELL_ERROR_PREFIX}cannot load engine {engine_spec!r}: "
                              f"{type(err).__name__}: {err}", None)
@@ -263,5 +280,5 @@ def run_cell(*, backend: str, suite: str = "matrix.cases", pattern: Optional[str
         machine=environment.machine_name(), python=environment.python_key(), backend=backend,
         cell_status=state.cell_status, environment=env,
         coverage=coverage() if coverage else None,
-        duration_s=round(time.perf_counter() - started, 3), cases=results,
+        duration_s=round(time.perf_counter() - started, 3), cases=results, subject=subject,
         suite={"module": suite, "pattern": pattern, "case_count": len(cases), "engine": engine_spec})

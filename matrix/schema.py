@@ -22,6 +22,12 @@ SUBJECT_TRACEMATRIX = "tracematrix"
 SUBJECT_DYNAMO = "dynamo"
 SUBJECTS = (SUBJECT_TRACEMATRIX, SUBJECT_DYNAMO)
 
+
+def cell_name(python: str, backend: str, subject: str = SUBJECT_TRACEMATRIX) -> str:
+    """A cell's name in files (results, baselines): '3.11-eager' for the project's own
+    compiler (the names cells had before subjects existed), '3.11-dynamo-eager' otherwise."""
+    return f"{python}-{backend}" if subject == SUBJECT_TRACEMATRIX else f"{python}-{subject}-{backend}"
+
 # Metric names follow DESIGN.md; they are part of the schema.
 COUNT_METRICS = ("ir_count", "graph_node_count", "graph_count", "graph_break_count",
                  "guard_count", "recompile_count", "kernel_count")
@@ -74,9 +80,11 @@ _CASE_FIELDS: Tuple[Tuple[str, tuple], ...] = (
     ("duration_s", (int, float)),
 )
 # Optional case fields (cells written before they existed lack them): the case's source
-# and its `dis` listing on the cell's interpreter, for the report's case pages.
+# and its `dis` listing on the cell's interpreter, for the report's case pages; and the
+# count another project's test hard-codes for the case on this interpreter
+# ({"metric", "value", "source"}, see matrix.cases.UpstreamExpectation).
 _OPTIONAL_CASE_FIELDS: Tuple[Tuple[str, tuple], ...] = (
-    ("source", (str, type(None))), ("dis", (str, type(None))),
+    ("source", (str, type(None))), ("dis", (str, type(None))), ("upstream_expected", (dict, type(None))),
 )
 _ENVIRONMENT_FIELDS = ("python_version", "python_implementation", "numpy", "triton",
                        "platform", "git_commit")
@@ -168,7 +176,7 @@ def case_result(group: str, status: str, detail: Optional[str] = None, **fields:
         "ir_opcodes": {}, "graph_hash": None, "graph_hashes": [], "graph_texts": [],
         "guards": [], "break_reasons": [], "recompile_reasons": [], "fallback_reasons": [],
         "kernels": [], "events": [], "calls": 0, "expected_recompiles": 0, "duration_s": 0.0,
-        "source": None, "dis": None,
+        "source": None, "dis": None, "upstream_expected": None,
     }
     unknown = set(fields) - set(result)
     if unknown:

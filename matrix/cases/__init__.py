@@ -28,6 +28,22 @@ ArgsFactory = Callable[[], Tuple[Any, ...]]
 
 
 @dataclass(frozen=True)
+class UpstreamExpectation:
+    """A count another project's test hard-codes for this case, per interpreter (e.g.
+    Dynamo's `test_ir_count` table); the report flags a measured count that disagrees."""
+
+    metric: str
+    by_python: Dict[str, int]
+    source: str
+
+    def for_python(self, python: str) -> Optional[Dict[str, Any]]:
+        """The expectation recorded in a cell on `python` (None where the table has no row)."""
+        if python not in self.by_python:
+            return None
+        return {"metric": self.metric, "value": self.by_python[python], "source": self.source}
+
+
+@dataclass(frozen=True)
 class Case:
     name: str
     group: str
@@ -36,6 +52,7 @@ class Case:
     expected_recompiles: int = 0
     description: str = ""
     kwargs_calls: Tuple[Optional[Callable[[], Dict[str, Any]]], ...] = field(default=())
+    upstream: Optional[UpstreamExpectation] = None
 
     def call_arguments(self, index: int) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
         """Fresh positional and keyword arguments for call number `index`."""
@@ -52,7 +69,8 @@ class Registry:
 
     def case(self, group: str, *calls: ArgsFactory, recompiles: int = 0,
              kwargs: Sequence[Optional[Callable[[], Dict[str, Any]]]] = (),
-             name: Optional[str] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             name: Optional[str] = None,
+             upstream: Optional[UpstreamExpectation] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator registering `fn` with its call sequence."""
         if not calls:
             raise ValueError(f"a case in group {group!r} needs at least one call")
@@ -63,7 +81,7 @@ class Registry:
                 raise ValueError(f"duplicate case name {case_name!r} (groups "
                                  f"{self._cases[case_name].group!r} and {group!r}); rename one")
             self._cases[case_name] = Case(case_name, group, fn, tuple(calls), recompiles,
-                                          (fn.__doc__ or "").strip(), tuple(kwargs))
+                                          (fn.__doc__ or "").strip(), tuple(kwargs), upstream)
             return fn
         return register
 

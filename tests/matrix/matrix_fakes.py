@@ -7,6 +7,7 @@ import hashlib
 import os
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 from matrix import schema
@@ -127,12 +128,41 @@ def make_case(ir_opcodes: Dict[str, int], *, status: str = "pass", group: str = 
 
 def make_cell(python: str, backend: str = "eager", cases: Optional[Dict[str, schema.Json]] = None, *,
               machine: str = "box-a", run_id: str = "run-1", cell_status: str = schema.CELL_OK,
-              timestamp: str = "2026-01-01T00:00:00+00:00", coverage: Optional[schema.Json] = None) -> schema.Json:
+              timestamp: str = "2026-01-01T00:00:00+00:00", coverage: Optional[schema.Json] = None,
+              subject: str = schema.SUBJECT_TRACEMATRIX, torch: Optional[str] = None) -> schema.Json:
     env = {"python_version": f"{python}.0", "python_implementation": "CPython", "numpy": "1.26.4",
            "triton": None, "platform": "Linux", "git_commit": "0" * 40}
+    if torch is not None:
+        env["torch"] = torch
     return schema.cell_document(run_id=run_id, timestamp=timestamp, machine=machine, python=python,
                                 backend=backend, cell_status=cell_status, environment=env,
-                                coverage=coverage, duration_s=1.0, cases=cases or {})
+                                coverage=coverage, duration_s=1.0, cases=cases or {}, subject=subject)
+
+
+def write_cells(folder: Path, *cells: schema.Json) -> List[Path]:
+    """Each cell as a result file in `folder`, in the order given."""
+    paths = []
+    for i, cell in enumerate(cells):
+        path = folder / f"{i}-{schema.cell_name(cell['python'], cell['backend'], cell['subject'])}.json"
+        schema.write_cell(path, cell)
+        paths.append(path)
+    return paths
+
+
+class FakeDynamoEngine(FakeEngine):
+    """The fake engine standing in for Dynamo where torch is absent: same events, the
+    Dynamo subject's backends, a torch version in the environment."""
+
+    subject = schema.SUBJECT_DYNAMO
+    tolerance = 1e-9
+
+    def backend_state(self, name: str) -> BackendState:
+        if name not in ("eager", "aot_eager"):
+            raise UnknownBackend(f"unknown backend {name!r} for the Dynamo subject; it offers eager, aot_eager")
+        return BackendState(schema.CELL_OK, name, "torch 9.9.0 (fake)")
+
+    def environment(self) -> Dict[str, Any]:
+        return {"torch": "9.9.0+fake"}
 
 
 # Opcode multisets shaped like Dynamo's test1 on 3.10 and 3.11 (3.11 adds RESUME and

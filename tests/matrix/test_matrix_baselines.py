@@ -69,3 +69,39 @@ def test_corrupt_baseline_is_a_named_error(tmp_path):
     (tmp_path / "3.11-eager.json").write_text(json.dumps({"kind": "something else"}))
     with pytest.raises(schema.ResultFileError, match="3.11-eager.json: not a baseline file"):
         baselines.load("3.11", "eager", tmp_path)
+
+
+def test_subjects_have_their_own_baselines(tmp_path):
+    ours = make_cell("3.11", cases={"t": make_case(TEST1_311)})
+    dynamo = make_cell("3.11", cases={"t": make_case(dict(TEST1_311, NOP=1))}, subject="dynamo", torch="2.13.0")
+    assert baselines.accept(ours, tmp_path).name == "3.11-eager.json"
+    assert baselines.accept(dynamo, tmp_path).name == "3.11-dynamo-eager.json"
+    mine = baselines.load("3.11", "eager", tmp_path, subject="dynamo")
+    assert mine["subject"] == "dynamo" and mine["accepted_from"]["torch"] == "2.13.0"
+    assert mine["cases"]["t"]["metrics"]["ir_count"] == 12
+    assert baselines.load("3.11", "eager", tmp_path)["cases"]["t"]["metrics"]["ir_count"] == 11
+    assert baselines.compare_cell(dynamo, mine)["state"] == baselines.SAME
+
+
+def test_a_version_1_baseline_is_the_projects_compiler(tmp_path):
+    doc = baselines.from_cell(make_cell("3.11", cases={"t": make_case(TEST1_311)}))
+    old = {k: v for k, v in doc.items() if k != "subject"}
+    (tmp_path / "3.11-eager.json").write_text(json.dumps(dict(old, schema_version=1)))
+    loaded = baselines.load("3.11", "eager", tmp_path)
+    assert loaded["subject"] == schema.SUBJECT_TRACEMATRIX and loaded["schema_version"] == 2
+    assert loaded["cases"] == doc["cases"]
+
+
+def test_a_baseline_filed_under_the_wrong_subject_is_a_named_error(tmp_path):
+    doc = baselines.from_cell(make_cell("3.11", cases={"t": make_case(TEST1_311)}))
+    (tmp_path / "3.11-dynamo-eager.json").write_text(json.dumps(doc))
+    with pytest.raises(schema.ResultFileError, match="baseline is for subject 'tracematrix', expected 'dynamo'"):
+        baselines.load("3.11", "eager", tmp_path, subject="dynamo")
+
+
+def test_the_committed_baselines_are_the_projects_and_load():
+    for path in sorted(baselines.BASELINE_DIR.glob("*.json")):
+        doc = json.loads(path.read_text())
+        subject = doc["subject"]
+        assert path.stem == schema.cell_name(doc["python"], doc["backend"], subject)
+        assert baselines.load(doc["python"], doc["backend"], subject=subject)["schema_version"] == 2

@@ -10,19 +10,14 @@ import pytest
 pytest.importorskip("pandas", reason="the report needs pandas (the 'report' extra)")
 pytest.importorskip("jinja2", reason="the report needs jinja2 (the 'report' extra)")
 
-from matrix import baselines, schema  # noqa: E402
+from matrix import baselines  # noqa: E402
 from matrix.__main__ import main  # noqa: E402
 from matrix.report import build_report, case_slug  # noqa: E402
-from matrix_fakes import TEST1_310, TEST1_311, make_case, make_cell  # noqa: E402
+from matrix_fakes import TEST1_310, TEST1_311, make_case, make_cell, write_cells  # noqa: E402
 
 
 def _files(tmp_path, *cells):
-    paths = []
-    for i, cell in enumerate(cells):
-        path = tmp_path / "results" / f"{i}-{cell['python']}-{cell['backend']}.json"
-        schema.write_cell(path, cell)
-        paths.append(path)
-    return paths
+    return write_cells(tmp_path / "results", *cells)
 
 
 def _report(tmp_path, *cells, **kw):

@@ -43,9 +43,11 @@ def case(ir_opcodes: Optional[Dict[str, int]] = None, *, status: str = "pass", *
 def cell(run_id: str = "run-1", *, python: str = "3.11", backend: str = "eager", machine: str = "box-a",
          timestamp: str = "2026-01-01T00:00:00+00:00", numpy: str = "1.26.4", commit: str = "a" * 40,
          cases: Optional[Dict[str, schema.Json]] = None, subject: str = schema.SUBJECT_TRACEMATRIX,
-         metric_versions: Optional[Dict[str, int]] = None) -> schema.Json:
+         metric_versions: Optional[Dict[str, int]] = None, torch: Optional[str] = None) -> schema.Json:
     env = {"python_version": f"{python}.7", "python_implementation": "CPython", "numpy": numpy,
            "triton": None, "platform": "Linux-x86_64", "git_commit": commit, "git_dirty": False}
+    if torch is not None:  # a Dynamo cell records the torch it measured
+        env["torch"] = torch
     doc = schema.cell_document(run_id=run_id, timestamp=timestamp, machine=machine, python=python,
                                backend=backend, cell_status=schema.CELL_OK, environment=env,
                                coverage=None, duration_s=1.0,

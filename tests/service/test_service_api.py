@@ -157,6 +157,27 @@ def test_subject_defaults_to_the_project_and_separates_series(client):
     assert [p["value"] for p in dynamo["points"]] == [11]
 
 
+def test_dynamos_count_changing_in_a_torch_nightly_is_one_query(client):
+    """'Dynamo's ir_count for this case changed in torch nightly X on 3.11': the Dynamo
+    subject's own series, and first-bad names the torch that moved and the opcodes."""
+    nights = [("n1", "2.14.0.dev20261101+cpu", TEST1_311), ("n2", "2.14.0.dev20261102+cpu", TEST1_311),
+              ("n3", "2.14.0.dev20261103+cpu", dict(TEST1_311, NOP=1))]
+    for day, (run_id, torch, ops) in enumerate(nights, start=1):
+        doc = cell(run_id, timestamp=f"2026-01-0{day}T00:00:00Z", subject="dynamo", torch=torch,
+                   machine="gha-ubuntu-torch-nightly", cases={"test1": case(ops)})
+        assert post(client, doc).status_code == 201
+        ours = cell(run_id, timestamp=f"2026-01-0{day}T00:00:00Z", cases={"test1": case(TEST1_311)})
+        assert post(client, ours).status_code == 201   # same run, the project's own series
+    answer = client.get("/api/v1/first-bad", params=dict(QUERY, subject="dynamo")).json()
+    assert (answer["first_bad"]["run_id"], answer["last_good"]["run_id"]) == ("n3", "n2")
+    assert (answer["current_value"], answer["series"]["subject"]) == (12, "dynamo")
+    assert answer["changed"] == [{"what": "torch", "kind": "upstream", "before": "2.14.0.dev20261102+cpu",
+                                  "after": "2.14.0.dev20261103+cpu"}]
+    assert answer["opcodes"]["text"] == "+1 NOP"
+    ours = client.get("/api/v1/first-bad", params=QUERY).json()
+    assert ours["current_value"] == 11 and ours["last_good"] is None
+
+
 def test_query_errors_say_what_is_missing(client):
     missing = client.get("/api/v1/history", params={"case": "test1"})
     assert missing.status_code == 400 and "python, backend, metric" in missing.json()["error"]
