@@ -101,14 +101,33 @@ def _install(session: nox.Session, extras: str) -> None:
     session.install("-e", f".[{extras}]")
 
 
+# The Dynamo subject: the suite through torch.compile(backend="eager"). torch is never a
+# dependency of the project; it is installed into this session's venv only from a local
+# CPU wheel of exactly this version (TRACEMATRIX_TORCH_WHEELS, default /opt/wheels: a loose
+# spec would fetch a multi-GB CUDA build). Where there is no wheel for the interpreter the
+# cell is "subject unavailable" (visible in the report), never a crash.
+TORCH_VERSION = "2.13.0"
+TORCH_WHEELS = Path(os.environ.get("TRACEMATRIX_TORCH_WHEELS", "/opt/wheels"))
+
+
+def _torch_wheel(python: str) -> str:
+    """The local torch wheel for this interpreter ('' when there is none)."""
+    tag = "cp" + python.replace(".", "")
+    found = sorted(TORCH_WHEELS.glob(f"torch-{TORCH_VERSION}+cpu-{tag}-{tag}-*.whl")) if TORCH_WHEELS.is_dir() else []
+    return str(found[0]) if found else ""
+
+
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """The pytest suite on one interpreter (nox runs it on every interpreter found).
 
     With the report extra (pandas, jinja2) and the gpu extra (Triton: its kernels
     are compiled ahead of time and run in interpreter mode without a GPU) and the
-    service extra, so no test skips for a missing package."""
+    service extra, so no test skips for a missing package; and torch where its local CPU
+    wheel fits this interpreter, so the Dynamo subject's tests run against a real Dynamo."""
     _install(session, "test,report,gpu,service")
+    if _torch_wheel(str(session.python)):
+        session.install("--find-links", str(TORCH_WHEELS), f"torch=={TORCH_VERSION}")
     args = session.posargs or ["-n", "2", "-q"]
     session.run("python", "-m", "pytest", *args,
                 env={"TRITON_CACHE_DIR": str(CACHE / "triton" / session.name)})
@@ -196,22 +215,6 @@ def matrix(session: nox.Session, backend: str) -> None:
         session.notify(f"cpython_tests-{session.python}")
         session.notify(f"matrix_dynamo-{session.python}")
     _cell(session, backend, REPORTS / "results", REPORTS)
-
-
-# The Dynamo subject: the suite through torch.compile(backend="eager"). torch is never a
-# dependency of the project; it is installed into this session's venv only from a local
-# CPU wheel of exactly this version (TRACEMATRIX_TORCH_WHEELS, default /opt/wheels: a loose
-# spec would fetch a multi-GB CUDA build). Where there is no wheel for the interpreter the
-# cell is "subject unavailable" (visible in the report), never a crash.
-TORCH_VERSION = "2.13.0"
-TORCH_WHEELS = Path(os.environ.get("TRACEMATRIX_TORCH_WHEELS", "/opt/wheels"))
-
-
-def _torch_wheel(python: str) -> str:
-    """The local torch wheel for this interpreter ('' when there is none)."""
-    tag = "cp" + python.replace(".", "")
-    found = sorted(TORCH_WHEELS.glob(f"torch-{TORCH_VERSION}+cpu-{tag}-{tag}-*.whl")) if TORCH_WHEELS.is_dir() else []
-    return str(found[0]) if found else ""
 
 
 @nox.session(python=PYTHONS)

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import pandas as pd
 
 from matrix import baselines, schema
-from matrix.explain import explain_ir_count
+from matrix.explain import explain_ir_count, polyfill_count
 from matrix.order import BACKEND_ORDER, backend_key, version_key  # noqa: F401 (re-exported)
 
 DEFAULT_REFERENCE = "3.11"
@@ -208,10 +208,18 @@ def cross_subject(row: Dict[str, Any], ours: Optional[Dict[str, Any]]) -> List[D
     now_ir, our_ir = _int(row["ir_count"]), _int(ours["ir_count"])
     if now_ir is not None and our_ir is not None and now_ir != our_ir:
         why = explain_ir_count(now_ir, row["ir_opcodes"], our_ir, ours["ir_opcodes"])
+        own = polyfill_count(row["ir_opcodes"])
+        if own and now_ir - own == our_ir:
+            # The same count by the same rule: Dynamo also counts its own polyfills' code.
+            explanation = (f"equal to {who}'s {our_ir} without the {own} instructions of Dynamo's own "
+                           f"polyfills ({why['text']})")
+        elif why["explained"]:
+            explanation = why["text"]
+        else:
+            explanation = f"{why['text']} (the opcodes do not account for the difference)"
         diffs.append({"metric": "ir_count", "ours": our_ir, "now": now_ir, "opcodes": why["opcodes"],
-                      "explanation": (why["text"] if why["explained"] else
-                                      f"{why['text']} (the opcodes do not account for the difference)"),
-                      "explained": why["explained"]})
+                      "explanation": explanation, "explained": why["explained"],
+                      "polyfill_instructions": own})
     for metric in COMPARED_ACROSS_SUBJECTS:
         now, was = _int(row[metric]), _int(ours[metric])
         if now is not None and was is not None and now != was:

@@ -11,7 +11,8 @@ not keep are observed as it works, never recomputed:
 - the opcodes behind `ir_count`: where Dynamo adds to `ir_count`, the instructions its
   translator counted (`instructions[start_point:instruction_pointer]`) are recorded.
   They are kept only where they add up to the `ir_count` Dynamo recorded for the frame,
-  so a change in Dynamo's internals makes them absent, never wrong.
+  so a change in Dynamo's internals makes them absent, never wrong.  Those counted in
+  Dynamo's own polyfills (Python versions of builtins it traces) are tagged as such.
 
 torch is imported by this module only when the engine is built; where it cannot be, the
 engine raises `SubjectUnavailable` and the cell says so ("subject unavailable").
@@ -26,6 +27,7 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional
 
 from matrix import schema
 from matrix.engines import BackendState, SubjectUnavailable, UnknownBackend
+from matrix.explain import polyfill_opname
 
 # Dynamo's backends that need nothing but torch on the CPU.
 DYNAMO_BACKENDS = ("eager", "aot_eager")
@@ -50,7 +52,16 @@ class _OpcodeRecorder:
             return
         compile_id = str(self._guards.CompileContext.current_compile_id())
         names = [getattr(inst, "opname", "?") for inst in instructions[start:stop]]
+        own = dynamos_own_code(getattr(translator, "f_code", None))
+        if own is not None:
+            names = [polyfill_opname(name, own) for name in names]
         self.by_compile.setdefault(compile_id, Counter()).update(names)
+
+
+def dynamos_own_code(code: Any) -> Optional[str]:
+    """The function's name where ``code`` is Dynamo's own (under torch/_dynamo), else None."""
+    filename = str(getattr(code, "co_filename", "")).replace("\\", "/")
+    return getattr(code, "co_name", "?") if "/torch/_dynamo/" in filename else None
 
 
 def _install_ir_count_hook(metrics_context_class: Any, recorder: _OpcodeRecorder) -> None:

@@ -34,3 +34,19 @@ def explain_ir_count(now_count: Optional[int], now_ops: Mapping[str, int],
     explained = accounts_for(delta, count_delta) and bool(now_ops or before_ops)
     return {"count_delta": count_delta, "opcodes": delta, "text": describe_delta(delta),
             "explained": explained}
+
+
+# Instructions Dynamo counts in its own Python code (the polyfills it traces for builtins
+# such as enumerate, sum, functools.reduce and the match statement's tests) are recorded by
+# the Dynamo subject under a tagged name: the program does not have them, so a count
+# compared with another compiler's is compared without them (matrix.compare.cross_subject).
+POLYFILL_TAG = " [Dynamo polyfill "
+
+
+def polyfill_opname(opname: str, function: str) -> str:
+    return f"{opname}{POLYFILL_TAG}{function}]"
+
+
+def polyfill_count(opcodes: Mapping[str, int]) -> int:
+    """How many of the counted instructions are Dynamo's own polyfills'."""
+    return sum(n for name, n in opcodes.items() if POLYFILL_TAG in name)

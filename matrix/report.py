@@ -215,7 +215,10 @@ def render(comparison: Comparison, out_dir: Union[str, Path],
     _write(out / "index.html", env.get_template("index.html").render(
         columns=comparison.columns, rows=matrix_rows, backends=backends, static="static", root=".",
         problems=verdicts["problems"], trend_charts=[Markup(c) for c in trend_charts],
-        cpython_sections=cpython_tests_view.sections(cpython_tests), **common))
+        cpython_sections=cpython_tests_view.sections(cpython_tests),
+        metric_changes=[{"metric": metric, "version": version, "text": text}
+                        for (metric, version), text in sorted(schema.METRIC_CHANGES.items())],
+        metric_versions=schema.METRIC_VERSIONS, **common))
     for case in comparison.cases:
         _write(out / "cases" / f"{case_slug(case['name'])}.html",
                env.get_template("case.html").render(static="../static", root="..", **_case_context(comparison, case), **common))

@@ -52,6 +52,30 @@ def test_the_dynamo_column_sits_beside_ours_and_says_why_the_counts_differ(tmp_p
     assert "Against this project's compiler" in page and "ours 11, here 14" in page
 
 
+def test_dynamos_own_polyfill_instructions_are_named_and_left_out_of_the_comparison(tmp_path):
+    from matrix.explain import polyfill_opname
+
+    polyfill = {polyfill_opname("FOR_ITER", "enumerate"): 3, polyfill_opname("JUMP_BACKWARD", "enumerate"): 3}
+    summary, out = _report(tmp_path, make_cell("3.11", cases={"t": make_case(TEST1_311)}),
+                           _dynamo("3.11", dict(TEST1_311, **polyfill)))
+    (diff,) = _cell(summary, "3.11 dynamo eager")["differences_from_tracematrix"]
+    assert (diff["ours"], diff["now"], diff["polyfill_instructions"]) == (11, 17, 6)
+    assert diff["explanation"].startswith("equal to tracematrix (3.11 eager)'s 11 without the 6 "
+                                          "instructions of Dynamo's own polyfills")
+    assert "FOR_ITER [Dynamo polyfill enumerate]" in diff["explanation"]
+
+
+def test_the_index_states_the_metric_definitions_and_what_changed(tmp_path):
+    from markupsafe import escape as html_escape  # jinja2's (the report extra)
+
+    _, out = _report(tmp_path, make_cell("3.11", cases={"t": make_case(TEST1_311)}))
+    html = (out / "index.html").read_text()
+    section = html[html.index('id="metric-definitions"'):html.index("<h2>Cells</h2>")]
+    assert f"<code>ir_count</code> v{schema.METRIC_VERSIONS['ir_count']}" in section
+    for (metric, version), text in schema.METRIC_CHANGES.items():
+        assert f"<code>{metric}</code> v{version}:" in section and str(html_escape(text)) in section
+
+
 def test_dynamo_moving_across_cpython_and_torch_versions_names_the_opcodes(tmp_path):
     summary, out = _report(tmp_path, _dynamo("3.10", TEST1_310), _dynamo("3.11", TEST1_311),
                            _dynamo("3.11", dict(TEST1_311, NOP=1), torch="2.14.0.dev20261120+cpu"))
