@@ -237,10 +237,10 @@ class InstructionTranslatorBase:
         starts = self.output.generator_starts
         starts.append(current_serial())
         try:
-            sub.run_inlined()
+            returned = sub.run_inlined()
         finally:
             starts.pop()
-        iterator = GeneratorIterator(sub.yielded or [])
+        iterator = GeneratorIterator(sub.yielded or [], returned)
         self.output.pending_generators.append((iterator, _reachable(list(bound.values()) + list(sub.cells.values()))))
         return iterator
 

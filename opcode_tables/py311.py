@@ -67,7 +67,7 @@ TABLE = _BASE.derive(
         OpcodeSpec("BEFORE_WITH", enters_with=True),
         # generators and coroutines
         OpcodeSpec("RETURN_GENERATOR", note=INLINED_GENERATOR_ONLY),
-        OpcodeSpec("SEND", jump="rel", conditional=True, unsupported=GENERATOR_ONLY, resumable_after=False),
+        OpcodeSpec("SEND", jump="rel", conditional=True, note=INLINED_GENERATOR_ONLY, resumable_after=False),
         OpcodeSpec("ASYNC_GEN_WRAP", unsupported=GENERATOR_ONLY),
         # Emitted in the send loop of yield from / await (3.11+) and in
         # exception cleanup (3.13); traced as a plain backward jump.
@@ -112,6 +112,7 @@ TABLE = _BASE.derive(
         "call_null_layout": "null_first",
         "calls_move_arguments": True,
         "dynamo_super_call": "PRECALL",
+        "send_pops_receiver_at_end": True,
         "match_pushes_success_flag": False,
         "kw_names": "kw_names_op",
         "has_precall": True,

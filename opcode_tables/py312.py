@@ -18,7 +18,7 @@ arg is ``index << 4 | mask``; several cache sizes change.
 from __future__ import annotations
 
 from . import py311
-from .py38 import GENERATOR_ONLY, NAMESPACE_ONLY
+from .py38 import GENERATOR_ONLY, INLINED_GENERATOR_ONLY, NAMESPACE_ONLY
 from .spec import OpcodeSpec
 
 INTERPRETER_INTERNAL = "interpreter-internal; the compiler never emits it into a code object"
@@ -51,7 +51,7 @@ TABLE = _BASE.derive(
         OpcodeSpec("LOAD_FROM_DICT_OR_GLOBALS", unsupported=NAMESPACE_ONLY),
         OpcodeSpec("LOAD_FROM_DICT_OR_DEREF", unsupported=NAMESPACE_ONLY),
         # generators and coroutines
-        OpcodeSpec("END_SEND", unsupported=GENERATOR_ONLY),
+        OpcodeSpec("END_SEND", note=INLINED_GENERATOR_ONLY),
         OpcodeSpec("CLEANUP_THROW", unsupported=GENERATOR_ONLY),
         # never in a code object
         OpcodeSpec("INTERPRETER_EXIT", unsupported=INTERPRETER_INTERNAL),
@@ -90,6 +90,7 @@ TABLE = _BASE.derive(
         "compare_op_masks": {"<": 2, "<=": 10, "==": 8, "!=": 7, ">": 4, ">=": 12},
         "has_precall": False,
         "dynamo_super_call": None,
+        "send_pops_receiver_at_end": False,
         "intrinsics_1": (
             "INTRINSIC_1_INVALID", "INTRINSIC_PRINT", "INTRINSIC_IMPORT_STAR",
             "INTRINSIC_STOPITERATION_ERROR", "INTRINSIC_ASYNC_GEN_WRAP",

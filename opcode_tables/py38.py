@@ -289,8 +289,8 @@ _ROWS = [
 
     # -- generators and coroutines: never traced ----------------------------
     OpcodeSpec("YIELD_VALUE", note=INLINED_GENERATOR_ONLY),
-    OpcodeSpec("YIELD_FROM", unsupported=GENERATOR_ONLY),
-    OpcodeSpec("GET_YIELD_FROM_ITER", unsupported=GENERATOR_ONLY),
+    OpcodeSpec("YIELD_FROM", note=INLINED_GENERATOR_ONLY),
+    OpcodeSpec("GET_YIELD_FROM_ITER", note=INLINED_GENERATOR_ONLY),
     OpcodeSpec("GET_AWAITABLE", unsupported=GENERATOR_ONLY),
     OpcodeSpec("GET_AITER", unsupported=GENERATOR_ONLY),
     OpcodeSpec("GET_ANEXT", unsupported=GENERATOR_ONLY),
@@ -341,6 +341,10 @@ TABLE = VersionTable(
         # A call to a Python function keeps its arguments on the caller's stack until it
         # returns (3.11+ moves them into the callee's frame): how long a value passed on lives.
         "calls_move_arguments": False,
+        # ``yield from``'s SEND, when the delegate is exhausted, pops it with the sent value
+        # and pushes the delegate's return value (3.11); from 3.12 it leaves the delegate
+        # below the return value for END_SEND to pop.  (No SEND before 3.11: YIELD_FROM.)
+        "send_pops_receiver_at_end": False,
         # ir_count (Dynamo's rule): Dynamo rewrites a zero-argument ``super()`` (LOAD_GLOBAL
         # super, then this call with 0 arguments, in a function with parameters) into
         # ``super(__class__, first parameter)``: two more instructions.  None where the

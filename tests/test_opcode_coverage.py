@@ -32,9 +32,6 @@ _INLINED = ("runs only inside comprehension code objects before 3.12, and events
 EXPECTED_UNOBSERVED: Dict[str, Unobserved] = {
     "NOP": Unobserved("CPython 3.8/3.9 remove every NOP before a function's code is built (checked over the "
                       "standard library)", frozenset({(3, 8), (3, 9)})),
-    "JUMP_BACKWARD_NO_INTERRUPT": Unobserved("emitted for `yield from` / `await` loops, inside generators, which "
-                                             "the tracer refuses (side_effects.generator_with_yield_from)",
-                                             frozenset({(3, 11), (3, 12), (3, 13), (3, 14), (3, 15)})),
     "CALL_INTRINSIC_2": Unobserved("emitted only for `except*` and type parameters, syntax newer than the "
                                    "corpus's 3.8", frozenset({(3, 12), (3, 13), (3, 14), (3, 15)})),
 }

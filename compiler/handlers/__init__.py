@@ -9,7 +9,7 @@ separate handlers per opname or the table's facts.
 from __future__ import annotations
 
 from . import loads_stores, stack, operators, control_flow, calls, containers, functions, exceptions  # noqa: F401
-from . import imports, pattern_matching  # noqa: F401
+from . import generators, imports, pattern_matching  # noqa: F401
 from .registry import bind, registered_opnames
 
 __all__ = ["registered_opnames"]

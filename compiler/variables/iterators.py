@@ -405,10 +405,13 @@ class GeneratorIterator(IteratorVariable):
 
     kind = "generator"
 
-    def __init__(self, items: Sequence[VariableTracker]) -> None:
+    def __init__(self, items: Sequence[VariableTracker], returned: Optional[VariableTracker] = None) -> None:
         super().__init__()
         self.items = list(items)
         self.pos = 0
+        # What the generator returned (StopIteration.value: ``yield from`` delegating to it
+        # evaluates to this); None for ``return`` without a value.
+        self.returned = returned
 
     def python_type(self) -> type:
         return type((lambda: (yield))())

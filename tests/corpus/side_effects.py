@@ -137,6 +137,17 @@ def _consecutive(items):
     yield from zip(items[:-1], items[1:])
 
 
-@case(calls=lambda a: [([a.f(3), a.f(3), a.f(3)],), ([a.f(2, 2), a.f(2, 2)],)], graphs=None)
+def _delegating(parts):
+    total = yield from _consecutive(parts)  # a generator's return value (None here)
+    yield total
+
+
+@case(calls=lambda a: [([a.f(3), a.f(3), a.f(3)],), ([a.f(2), a.f(2)],)], nodes=[2, 1])
+def nested_yield_from_and_its_value(xs):
+    out = list(_delegating(xs))
+    return [b * a for a, b in out[:-1]], out[-1]
+
+
+@case(calls=lambda a: [([a.f(3), a.f(3), a.f(3)],), ([a.f(2, 2), a.f(2, 2)],)], nodes=[2, 1])
 def generator_with_yield_from(xs):
     return [b - a for a, b in _consecutive(xs)]
