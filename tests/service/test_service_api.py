@@ -8,6 +8,7 @@ from service_fakes import require_service
 
 require_service()
 
+from matrix import schema  # noqa: E402
 from service_fakes import AUTH, TEST1_310, TEST1_311, body, case, cell, version_1  # noqa: E402
 
 QUERY = {"case": "test1", "python": "3.11", "backend": "eager", "metric": "ir_count"}
@@ -44,7 +45,8 @@ def test_an_older_schema_version_is_upgraded_on_ingest(client):
     assert post(client, cell("run-new", timestamp="2026-01-02T00:00:00+00:00")).status_code == 201
     points = client.get("/api/v1/history", params=QUERY).json()["points"]
     assert [p["schema_version"] for p in points] == [1, 2]
-    assert [p["metric_version"] for p in points] == [1, 1]   # version 1 meant the first definitions
+    # version 1 meant the first definitions; a new cell records this checkout's
+    assert [p["metric_version"] for p in points] == [1, schema.METRIC_VERSIONS[QUERY["metric"]]]
     # re-posting the version-1 file is still the same cell
     assert post(client, old).status_code == 200
 
