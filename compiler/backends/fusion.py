@@ -139,3 +139,23 @@ def _pick(node: Node, candidates: List[Node]) -> Optional[Node]:
 
 def kernel_count(items: List[Item]) -> int:
     return len(items)
+
+
+def region_operands(region: Region) -> List[Node]:
+    """The values a region reads from outside itself (arrays, 0-d arrays and NumPy scalars),
+    in first-use order."""
+    members = {n.name for n in region.nodes}
+    found: List[Node] = []
+    for node in region.nodes:
+        for source in node.input_nodes():
+            if source.name not in members and all(source is not f for f in found):
+                found.append(source)
+    return found
+
+
+def region_results(graph: Graph, region: Region) -> List[Node]:
+    """The region's values that something after it reads (a later op, the graph's output):
+    the ones a fused evaluation must write to whole arrays; the rest live only inside it."""
+    members = {n.name for n in region.nodes}
+    users = graph.users()
+    return [n for n in region.nodes if any(u.name not in members for u in users[n.name])]
