@@ -14,8 +14,9 @@ with the same operands (a block is a slice of the same array, of the same
 dimensionality, so NumPy picks the same loop under value-based casting and
 NEP 50 alike), with ``out=`` set to a buffer of the dtype the graph's
 metadata gives the result.  Floating-point errors are reported per block,
-so the caller uses this only while NumPy's error state ignores or raises
-(region_kernel.py); a raised error is the one the whole-array op raises.
+so the caller uses this only while NumPy's error state ignores or raises,
+and re-runs the region over whole arrays when a block raises, so that the
+error raised is that of the first op meeting one (region_kernel.py).
 
 Blocks run along the flattened array when every array operand has the
 region's shape (the common case: a chain over equal-shaped inputs), else

@@ -9,8 +9,9 @@ runs graphs that may fail under a state that ignores or raises each error):
   the numba loop where there is one, else blocks;
 * the state raises some errors: the numba loop still runs when it saw only
   finite values (no error can have occurred; it reports underflow never, so
-  only while underflow is ignored); blocks raise the error the whole-array op
-  raises, at the first block that meets it;
+  only while underflow is ignored); blocks run, and when one raises, the
+  whole-array code runs instead and raises the error of the first op that
+  meets one, as plain NumPy does;
 * the state warns, calls or logs (a graph called directly, outside a compiled
   entry): whole arrays, so each error is reported once per op, as by NumPy.
 """
@@ -47,7 +48,12 @@ class RegionKernel:
                 return done[0]
             # something not finite: NumPy decides what to report
         if self.blocked is not None and all(m in _BLOCKS_REPORT for m in modes.values()):
-            return self.blocked(*operands)
+            try:
+                return self.blocked(*operands)
+            except FloatingPointError:
+                # Blocks meet errors in block order, NumPy in op order: the whole-array code
+                # raises the error plain NumPy raises.
+                return None
         return None
 
     def _run(self, operands: tuple) -> Optional[tuple]:
