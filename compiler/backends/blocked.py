@@ -18,6 +18,13 @@ so the caller uses this only while NumPy's error state ignores or raises,
 and re-runs the region over whole arrays when a block raises, so that the
 error raised is that of the first op meeting one (region_kernel.py).
 
+A whole-array sum of a value of the region (``fusion.folds_into``) may end
+it: each block is summed as it is computed (pairwise, by NumPy), and the
+result is the sum of the blocks' partial sums (pairwise again), the scalar
+type NumPy's sum returns.  The summation order differs from NumPy's pairwise
+sum over the whole array, by rounding only (both are pairwise: errors of
+order log2(n) ulp of the sum of magnitudes).
+
 Blocks run along the flattened array when every array operand has the
 region's shape (the common case: a chain over equal-shaped inputs), else
 along the first axis (operands broadcast along it are passed whole).
@@ -45,8 +52,11 @@ def blocked_source(emit: Any, region: Region, operands: List[Node], results: Lis
                    name: str) -> Optional[List[str]]:
     """Lines of ``def name(*operands)`` returning ``results`` computed block by block, or
     None where blocks do not pay (a small region) or cannot be formed.  ``emit`` is the
-    numpy backend's emitter (it spells the calls and binds the constants)."""
+    numpy backend's emitter (it spells the calls and binds the constants).  The region's
+    last node may be a sum folded into the loop (fusion.folds_into)."""
     shape = region.nodes[0].meta.shape
+    reduction = region.nodes[-1] if region.nodes[-1].meta.shape != shape else None
+    elementwise = region.nodes[:-1] if reduction is not None else region.nodes
     size = math.prod(shape)
     if size < MIN_ELEMENTS:
         return None
@@ -71,11 +81,15 @@ def blocked_source(emit: Any, region: Region, operands: List[Node], results: Lis
         elif node.meta.ndim == len(shape) and node.meta.shape[0] == length:
             lines.append(f"    _a_{node.name} = {node.name}")
             sliced.append(node)
-    for node in results:
+    arrays_out = [n for n in results if n is not reduction]
+    for node in arrays_out:
         dtype = emit.bind(node.meta.dtype, "c")
         lines.append(f"    _r_{node.name} = _np.empty({shape!r}, {dtype})")
         lines.append(f"    _w_{node.name} = _r_{node.name}" + (".reshape(-1)" if flat else ""))
-    scratch = _plan_scratch(region, {n.name for n in results})
+    if reduction is not None:
+        blocks = -(-length // rows)
+        lines.append(f"    _parts = _np.empty({blocks}, {emit.bind(reduction.meta.dtype, 'c')})")
+    scratch = _plan_scratch(region.nodes, {n.name for n in results})  # a sum is a result
     for buffer, dtype in sorted(set(scratch.values())):
         lines.append(f"    {buffer} = _np.empty({block_shape!r}, {emit.bind(dtype, 'c')})")
     buffers = sorted({b for b, _ in scratch.values()})
@@ -85,27 +99,30 @@ def blocked_source(emit: Any, region: Region, operands: List[Node], results: Lis
     lines.append(f"            _j = {length}")
     lines += [f"            {b} = {b}[:{length} - _i]" for b in buffers]
     lines += [f"        {n.name} = _a_{n.name}[_i:_j]" for n in sliced]
-    for node in region.nodes:
+    for node in elementwise:
         out = f"_w_{node.name}[_i:_j]" if node.name in {n.name for n in results} \
             else scratch[node.name][0]
         lines.append(f"        {node.name} = {emit.call(node, out)}")
+    if reduction is not None:
+        lines.append(f"        _parts[_i // {rows}] = {reduction.args[0].name}.sum()")
+        lines.append(f"    _r_{reduction.name} = _parts.sum()")
     returned = ", ".join(f"_r_{n.name}" for n in results)
     lines.append(f"    return ({returned}{',' if len(results) == 1 else ''})")
     return lines
 
 
-def _plan_scratch(region: Region, results: set) -> Dict[str, tuple]:
+def _plan_scratch(nodes: List[Node], results: set) -> Dict[str, tuple]:
     """node name -> (scratch buffer name, dtype) for the values that live only inside the
     region; a buffer is written again once the value in it is dead (an elementwise ufunc may
     write into the buffer it reads)."""
     last_use: Dict[str, int] = {}
-    for index, node in enumerate(region.nodes):
+    for index, node in enumerate(nodes):
         for source in node.input_nodes():
             last_use[source.name] = index
     assigned: Dict[str, tuple] = {}
     free: List[tuple] = []
     count = 0
-    for index, node in enumerate(region.nodes):
+    for index, node in enumerate(nodes):
         for source in node.input_nodes():
             held = assigned.get(source.name)
             if held is not None and last_use[source.name] == index and held not in free:

@@ -159,3 +159,20 @@ def region_results(graph: Graph, region: Region) -> List[Node]:
     members = {n.name for n in region.nodes}
     users = graph.users()
     return [n for n in region.nodes if any(u.name not in members for u in users[n.name])]
+
+
+# Reductions a one-pass evaluation folds into its loop: a whole-array sum, computed per block
+# and then over the blocks' partial sums.
+_FOLDABLE_REDUCTIONS = frozenset({"ndarray.sum", "numpy.sum"})
+
+
+def folds_into(node: Node, region: Region) -> bool:
+    """Whether ``node`` sums a float value of ``region`` over all its elements (no axis, no
+    dtype), so that a one-pass evaluation can sum each block as it goes."""
+    op = node.opinfo
+    if op is None or node.target not in _FOLDABLE_REDUCTIONS or node.kwargs or len(node.args) != 1:
+        return False
+    value = node.args[0]
+    return isinstance(value, Node) and any(value is n for n in region.nodes) \
+        and value.meta.dtype.kind == "f" and isinstance(node.meta, TensorMeta) \
+        and node.meta.dtype == value.meta.dtype

@@ -23,7 +23,7 @@ with the reason logged on ``compiler.backends`` and kept in
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -154,14 +154,18 @@ def lower(graph: Graph, use_numba: bool = False) -> tuple:
     params = [n.name for n in graph.placeholders]
     emit.lines.append(f"def {_FUNCTION_NAME}({', '.join(params)}):")
     number = 0
-    while number < len(items):
+    while number < len(items):  # number: items (kernels) emitted so far
         item = items[number]
         one_pass = passes.get(id(item))
-        if one_pass is not None:
+        if one_pass is not None:  # its regions, and the sum it folds, are the next items
             _emit_one_pass(emit, one_pass)
             for region in one_pass.regions:
                 number += 1
                 _emit_region(emit, region, number, "        ")
+            if one_pass.reduction is not None:
+                number += 1
+                node = one_pass.reduction
+                emit.lines.append(f"        {node.name} = {emit.call(node)}  # kernel {number}: {node.target}")
         elif isinstance(item, fusion.Region):
             number += 1
             _emit_region(emit, item, number, "    ")
@@ -178,11 +182,12 @@ class _OnePass:
     generated code calls it by, its operands and results, and what its RegionKernel is made
     of once the source has run."""
 
-    def __init__(self, name: str, regions: List[fusion.Region], operands: List[Node],
-                 results: List[Node], blocked_name: Optional[str],
+    def __init__(self, name: str, regions: List[fusion.Region], reduction: Optional[Node],
+                 operands: List[Node], results: List[Node], blocked_name: Optional[str],
                  loop: Optional[numba_kernels.NumbaKernel], may_fail: bool) -> None:
         self.name = name
         self.regions = regions
+        self.reduction = reduction  # a sum folded into the pass (it follows the regions)
         self.operands = operands
         self.results = results
         self.blocked_name = blocked_name
@@ -190,18 +195,23 @@ class _OnePass:
         self.may_fail = may_fail
 
 
-def _adjacent_groups(items: List[fusion.Item]) -> List[List[fusion.Region]]:
+def _adjacent_groups(items: List[fusion.Item]) -> List[Tuple[List[fusion.Region], Optional[Node]]]:
     """Runs of regions next to each other in graph order with one shape (independent chains
-    of one expression, ``a*1.5 + b*b``, are regions of their own)."""
-    groups: List[List[fusion.Region]] = []
+    of one expression, ``a*1.5 + b*b``, are regions of their own), each with the sum right
+    after it that folds into its pass, if any (fusion.folds_into)."""
+    groups: List[Tuple[List[fusion.Region], Optional[Node]]] = []
     previous: Any = None
     for item in items:
         if isinstance(item, fusion.Region):
             if isinstance(previous, fusion.Region) and \
                     item.nodes[0].meta.shape == previous.nodes[0].meta.shape:
-                groups[-1].append(item)
+                groups[-1][0].append(item)
             else:
-                groups.append([item])
+                groups.append(([item], None))
+        elif isinstance(previous, fusion.Region):
+            regions = groups[-1][0]
+            if fusion.folds_into(item, fusion.Region([n for r in regions for n in r.nodes])):
+                groups[-1] = (regions, item)
         previous = item
     return groups
 
@@ -211,8 +221,9 @@ def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
     """id(first region of a group) -> its one-pass evaluation, for each group of regions
     large enough to gain from one (its helper function's lines go first in ``emit.lines``)."""
     passes: Dict[int, _OnePass] = {}
-    for number, regions in enumerate(_adjacent_groups(items), 1):
-        group = fusion.Region([n for r in regions for n in r.nodes])
+    for number, (regions, reduction) in enumerate(_adjacent_groups(items), 1):
+        group = fusion.Region([n for r in regions for n in r.nodes] +
+                              ([reduction] if reduction is not None else []))
         if len(group.nodes) < 2:
             continue
         operands = fusion.region_operands(group)
@@ -230,7 +241,7 @@ def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
             continue
         emit.lines.extend(lines or [])
         may_fail = any(may_fail_at_run_time(n) for n in group.nodes)
-        one_pass = _OnePass(f"_k_{label}", regions, operands, results,
+        one_pass = _OnePass(f"_k_{label}", regions, reduction, operands, results,
                             f"_blocked_{label}" if lines is not None else None, loop, may_fail)
         emit.namespace[one_pass.name] = one_pass  # a RegionKernel once the source has run
         passes[id(regions[0])] = one_pass

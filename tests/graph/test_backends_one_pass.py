@@ -83,6 +83,26 @@ def _outcome(fn, errors=None, **state):
     return result, [(w.category, str(w.message)) for w in caught]
 
 
+def _graph_reports(graph, inputs, errors, marker):
+    """``_same_reports`` for the graph compiled by the numpy backend (whose source must show
+    ``marker``) against plain NumPy."""
+    compiled = get_backend("numpy").compile(graph)
+    assert marker in compiled.source
+    return _same_reports(lambda: compiled(*inputs), lambda: graphs.reference(graph, inputs), errors)
+
+
+def _same_reports(compiled, plain, errors=None):
+    """(compiled result, plain result) run under the error state ``errors`` (None: NumPy's
+    default), after checking that both issued the same warnings and, when plain NumPy raised
+    a FloatingPointError (then the results are the errors), the same one."""
+    expected, expected_warnings = _outcome(plain, errors)
+    got, got_warnings = _outcome(compiled, errors)
+    assert got_warnings == expected_warnings
+    if isinstance(expected, FloatingPointError):
+        assert type(got) is FloatingPointError and str(got) == str(expected)
+    return got, expected
+
+
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("errors", ["ignore", "raise", "warn"])
 @pytest.mark.parametrize("size", [6, 7, 8, 13, 14, 15, 50])
@@ -94,13 +114,8 @@ def test_errors_are_reported_as_plain_numpy_reports_them(tiny_blocks, monkeypatc
     rng = np.random.default_rng(size * 31 + specials)
     inputs = [_special_values(rng, (size,), dtype, specials) for _ in range(3)]
     graph = _chain((size,), np.dtype(dtype))
-    compiled = get_backend("numpy").compile(graph)
-    assert "_k_group" in compiled.source
-    expected, expected_warnings = _outcome(lambda: graphs.reference(graph, inputs), errors)
-    got, got_warnings = _outcome(lambda: compiled(*inputs), errors)
-    assert got_warnings == expected_warnings
+    got, expected = _graph_reports(graph, inputs, errors, "_k_group")
     if isinstance(expected, FloatingPointError):
-        assert type(got) is FloatingPointError and str(got) == str(expected)
         return
     for g, e in zip(got, expected):
         assert g.dtype == e.dtype and g.shape == e.shape
@@ -176,11 +191,46 @@ def test_compiled_functions_warn_and_raise_as_plain_ones(tiny_blocks, monkeypatc
     for specials in (0, 1, 3, 0):
         x = _special_values(rng, (30,), np.float64, specials)
         y = _special_values(rng, (30,), np.float64, specials)
-        state = {} if errors is None else {"all": errors}
-        expected, expected_warnings = _outcome(lambda: _divided(x, y), **state)
-        got, got_warnings = _outcome(lambda: compiled(x, y), **state)
-        assert got_warnings == expected_warnings
-        if isinstance(expected, FloatingPointError):
-            assert type(got) is FloatingPointError and str(got) == str(expected)
-        else:
+        got, expected = _same_reports(lambda: compiled(x, y), lambda: _divided(x, y), errors=errors)
+        if not isinstance(expected, FloatingPointError):
             np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
+
+
+def _summed_chain(size, dtype, method: bool) -> Graph:
+    g = Graph()
+    x = g.placeholder("x", TensorMeta((size,), dtype))
+    y = g.placeholder("y", TensorMeta((size,), dtype))
+    op = ops.lookup_operator
+    d = g.call(op("sub"), (x, y))
+    sq = g.call(op("mul"), (d, g.call(op("truediv"), (d, y))))
+    total = g.call(ops.lookup_method("sum"), (sq,)) if method else \
+        g.call(ops.lookup_function(np.sum), (sq,))
+    g.output([total, d])
+    return g
+
+
+@pytest.mark.parametrize("errors", ["ignore", "raise", "warn"])
+@pytest.mark.parametrize("size", [6, 7, 8, 15, 50])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("specials", [0, 2])
+@pytest.mark.parametrize("method", [True, False])
+def test_a_sum_ending_the_chain_is_folded_into_the_pass(tiny_blocks, errors, size, dtype,
+                                                         specials, method):
+    rng = np.random.default_rng(size + 100 * specials)
+    inputs = [_special_values(rng, (size,), dtype, specials) for _ in range(2)]
+    graph = _summed_chain(size, np.dtype(dtype), method)
+    got, expected = _graph_reports(graph, inputs, errors, "_parts")
+    if isinstance(expected, FloatingPointError):
+        return
+    (total, d), (expected_total, expected_d) = got, expected
+    assert type(total) is type(expected_total) and total.dtype == expected_total.dtype
+    np.testing.assert_array_equal(d, expected_d)
+    # Summation order differs (pairwise per block, then over the blocks): rounding only.
+    with np.errstate(all="ignore"):
+        magnitude = np.abs(graphs.reference(graph, inputs)[1]).sum() or 1.0
+        scale = float(np.nansum(np.abs(inputs[0] - inputs[1]) * np.abs((inputs[0] - inputs[1]) / inputs[1])))
+    tolerance = (1e-5 if dtype == np.float32 else 1e-12) * max(scale, float(magnitude), 1.0)
+    if np.isfinite(expected_total):
+        assert abs(float(total) - float(expected_total)) <= tolerance
+    else:
+        assert np.isnan(total) == np.isnan(expected_total) and (np.isnan(total) or total == expected_total)
