@@ -3,8 +3,10 @@
 One pass over the elements, no temporaries: each operand element is loaded
 once, the chain runs in registers, each result the graph needs is stored
 once.  Measured against the blocked NumPy evaluation (blocked.py) and
-numexpr on one thread (benchmarks/bench_backends.py), the loop wins at every
-size from 1e5 to 1e7, by most where the arrays fit in cache.
+numexpr on one thread (benchmarks/bench_backends.py), on a memory-bound
+arithmetic chain the loop wins at every size from 1e5 to 1e7, by most where
+the arrays fit in cache (3x blocked NumPy at 1e6); on transcendental
+functions NumPy's SIMD loops win, so those stay with the blocks.
 
 Which regions: every op a float ufunc from ``_TEMPLATES`` without keywords,
 every result float32 or float64, every array operand of the region's shape
