@@ -171,12 +171,14 @@ _FOLDABLE_REDUCTIONS = frozenset({"ndarray.sum", "numpy.sum"})
 
 
 def folds_into(node: Node, region: Region) -> bool:
-    """Whether ``node`` sums a float value of ``region`` over all its elements (no axis, no
-    dtype), so that a one-pass evaluation can sum each block as it goes."""
+    """Whether ``node`` sums a float32 / float64 value of ``region`` over all its elements
+    (no axis, no dtype), so that a one-pass evaluation can sum each block as it goes."""
     op = node.opinfo
     if op is None or node.target not in _FOLDABLE_REDUCTIONS or node.kwargs or len(node.args) != 1:
         return False
     value = node.args[0]
+    # float32 and wider: a float16 sum accumulates in float32 inside NumPy, float16 partial
+    # sums would round once more per block.
     return isinstance(value, Node) and any(value is n for n in region.nodes) \
-        and value.meta.dtype.kind == "f" and isinstance(node.meta, TensorMeta) \
-        and node.meta.dtype == value.meta.dtype
+        and value.meta.dtype.kind == "f" and value.meta.dtype.itemsize >= 4 \
+        and isinstance(node.meta, TensorMeta) and node.meta.dtype == value.meta.dtype
