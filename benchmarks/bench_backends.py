@@ -265,7 +265,9 @@ def roofline(repeat: int, sizes: List[int]) -> Dict[str, Any]:
             with strict_errstate():
                 for name, fn in contenders.items():
                     np.testing.assert_allclose(fn(), expected, rtol=1e-12, err_msg=name)
-                times = best_times(contenders, repeat, number=max(1, 2_000_000 // size))
+                # Enough calls per round that the allocator settles after the contender before
+                # (a fresh 8 MB result faults its pages in when the heap was just trimmed).
+                times = best_times(contenders, repeat, number=max(3, 20_000_000 // size))
             moved = 3 * a.nbytes  # a and b read, the result written
             print(f"\n{title}, {size:.0e} float64 elements")
             row = {"chain": kind, "size": size, "bytes": moved, "contenders": {}}

@@ -234,3 +234,18 @@ def test_a_sum_ending_the_chain_is_folded_into_the_pass(tiny_blocks, errors, siz
         assert abs(float(total) - float(expected_total)) <= tolerance
     else:
         assert np.isnan(total) == np.isnan(expected_total) and (np.isnan(total) or total == expected_total)
+
+
+def test_error_modes_follow_every_change_of_the_error_state():
+    from compiler.backends.region_kernel import error_modes
+    old = np.seterr()
+    try:
+        for change in ({"all": "raise"}, {"over": "ignore"}, {"under": "warn"}, {"all": "ignore"}):
+            np.seterr(**change)
+            assert error_modes() == np.geterr()
+            with np.errstate(divide="call" if change.get("all") == "ignore" else "raise"):
+                assert error_modes() == np.geterr()
+            assert error_modes() == np.geterr()
+    finally:
+        np.seterr(**old)
+    assert error_modes() == np.geterr()
