@@ -153,39 +153,47 @@ class NumbaKernel:
 
     def __init__(self, source: str, shape: tuple, operands: List[Node], results: List[Node],
                  label: str) -> None:
-        self.source = source
-        # How each operand is passed: a flat view of an array, a 0-d array's scalar, or as is.
-        self.kinds = tuple("flat" if n.meta.ndim else "item" if n.meta.kind == "array" else "as is"
-                           for n in operands)
-        self.shape = shape
-        self.size = math.prod(shape)
-        self.dtypes = [n.meta.dtype for n in results]
+        self.source = source + _caller_source(shape, operands, results)
+        self.results = results
         self.label = label
-        self._compiled: Optional[Callable[..., bool]] = None
+        self._run: Optional[Callable[..., tuple]] = None
         self.failed = False
 
-    def _load(self) -> Callable[..., bool]:
+    def _load(self) -> Callable[..., tuple]:
         import numba
         scope: Dict[str, Any] = {"_np": np, "_f32": np.float32, "_f64": np.float64, "_inf": np.inf}
         scope["_max"] = numba.njit(inline="always")(_max)
         scope["_min"] = numba.njit(inline="always")(_min)
+        scope.update({f"_d{i}": n.meta.dtype for i, n in enumerate(self.results)})
         exec(compile_generated(self.source, unique_filename(self.label)), scope)
         # error_model="numpy": x / 0 gives inf or nan as in NumPy, never ZeroDivisionError.
-        return numba.njit(error_model="numpy", nogil=True, fastmath=False)(scope["kernel"])
+        scope["kernel"] = numba.njit(error_model="numpy", nogil=True, fastmath=False)(scope["kernel"])
+        return scope["run"]
 
     def __call__(self, *operands: Any) -> Optional[tuple]:
         if self.failed:
             return None
-        arrays = [o.reshape(-1) if kind == "flat" else o[()] if kind == "item" else o
-                  for o, kind in zip(operands, self.kinds)]
-        results = [np.empty(self.shape, dtype) for dtype in self.dtypes]
         try:
-            if self._compiled is None:
-                self._compiled = self._load()
-            ok = self._compiled(self.size, *arrays, *[r.reshape(-1) for r in results])
+            if self._run is None:
+                self._run = self._load()
+            return self._run(*operands)
         except Exception as error:  # numba cannot type it: NumPy runs the region from now on
             self.failed = True
             logger.warning("numba cannot compile %s, NumPy runs it: %s: %s", self.label,
                            type(error).__name__, error)
             return None
-        return tuple(results), ok
+
+
+def _caller_source(shape: tuple, operands: List[Node], results: List[Node]) -> str:
+    """``run(*operands) -> (results, all finite)``: the results allocated, every array passed
+    flat (a 1-d one as it is), a 0-d array's value as a scalar, a NumPy scalar as it is."""
+    def flat(name: str, ndim: int) -> str:
+        return name if ndim == 1 else f"{name}.reshape(-1)"
+    args = [flat(f"v_{n.name}", n.meta.ndim) if n.meta.ndim else
+            f"v_{n.name}[()]" if n.meta.kind == "array" else f"v_{n.name}" for n in operands]
+    lines = [f"def run({', '.join(f'v_{n.name}' for n in operands)}):"]
+    lines += [f"    _r{i} = _np.empty({shape!r}, _d{i})" for i in range(len(results))]
+    args += [flat(f"_r{i}", len(shape)) for i in range(len(results))]
+    lines.append(f"    _ok = kernel({math.prod(shape)}, {', '.join(args)})")
+    lines.append(f"    return ({''.join(f'_r{i}, ' for i in range(len(results)))}), _ok")
+    return "\n".join(lines) + "\n"
