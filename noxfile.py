@@ -122,10 +122,12 @@ def tests(session: nox.Session) -> None:
     """The pytest suite on one interpreter (nox runs it on every interpreter found).
 
     With the report extra (pandas, jinja2) and the gpu extra (Triton: its kernels
-    are compiled ahead of time and run in interpreter mode without a GPU) and the
-    service extra, so no test skips for a missing package; and torch where its local CPU
-    wheel fits this interpreter, so the Dynamo subject's tests run against a real Dynamo."""
-    _install(session, "test,report,gpu,service")
+    are compiled ahead of time and run in interpreter mode without a GPU), the
+    service extra and the cpu extra (numba: the numpy backend's numba loops are tested
+    next to its pure-NumPy path), so no test skips for a missing package; and torch where
+    its local CPU wheel fits this interpreter, so the Dynamo subject's tests run against a
+    real Dynamo."""
+    _install(session, "test,report,gpu,service,cpu")
     if _torch_wheel(str(session.python)):
         session.install("--find-links", str(TORCH_WHEELS), f"torch=={TORCH_VERSION}")
     args = session.posargs or ["-n", "2", "-q"]
@@ -249,7 +251,7 @@ def project_tests(session: nox.Session) -> None:
     function compiled (`python -m matrix project-tests`): the cell
     `reports/results/<python>-project-tests.json`; exits 1 when a test behaves differently
     compiled.  Positional arguments choose the tests (default: all of them)."""
-    _install_once(session, "test,report,gpu,service")
+    _install_once(session, "test,report,gpu,service,cpu")
     results = REPORTS / "results"
     results.mkdir(parents=True, exist_ok=True)
     session.run("python", "-m", "matrix", "project-tests", "--jobs", "2",

@@ -1,6 +1,20 @@
-"""Backends against plain NumPy, on one thread, side by side in one run.
+"""Backends against plain NumPy, numexpr and numba, on one thread, side by side in one run.
 
-    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7]
+    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7] [--json OUT] [--quick]
+
+Part 1, the CPU roofline: two chains over two float64 inputs, ``a*1.5 + b*b -
+0.5*a*b + 2`` (memory-bound) and ``sin(a) * exp(b * 0.5) + a`` (compute-bound), at
+1e5, 1e6 and 1e7 elements, run by plain NumPy (one expression), numexpr
+(``set_num_threads(1)``), a hand-written numba loop, and our backends on the same
+captured graph: eager, numpy (with its numba loops where numba is installed) and
+numpy with blocked NumPy only, and the whole compiled function (numpy backend: guards
+and error state included).  Each is given as a ratio to plain NumPy and as
+achieved GB/s (the bytes the chain must move: each input read once, the result
+written once), next to the machine's copy bandwidth (np.copyto of 1e7 float64,
+read + write).  numexpr or numba missing: their columns say so.  ``--json`` writes
+these figures (for the matrix history).
+
+Part 2, the numpy backend's own workloads:
 
 Workloads: two 8-op elementwise chains (arithmetic only, memory-bound; and
 one with np.sin, compute-bound) on 1M float64 and float32 elements, a
@@ -20,15 +34,19 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # before NumPy loads its BLAS
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import timeit  # noqa: E402
-from typing import Callable, Dict, List, Tuple  # noqa: E402
+from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+import compiler  # noqa: E402
 import compiler.ops as ops  # noqa: E402
 from compiler.backends import get_backend  # noqa: E402
+from compiler.backends.numpy_codegen import NumpyBackend  # noqa: E402
+from compiler.entry_codegen import strict_errstate  # noqa: E402
 from compiler.graph import Graph, Node, TensorMeta  # noqa: E402
 
 
@@ -131,16 +149,144 @@ def layer_norm_graph(shape: Tuple[int, int]) -> Graph:
     return b.done(b.op("add", b.op("mul", y, w), bias))
 
 
-def best_times(contenders: Dict[str, Callable[[], object]], repeat: int) -> Dict[str, float]:
+def best_times(contenders: Dict[str, Callable[[], object]], repeat: int,
+               number: int = 5) -> Dict[str, float]:
     """Best seconds per call of each contender, rounds interleaved."""
     best = {name: float("inf") for name in contenders}
     for fn in contenders.values():
-        fn()  # warm up (page in, caches)
+        fn()  # warm up (page in, caches, numba's compile)
     for _ in range(repeat):
         for name, fn in contenders.items():
-            number = 5
             best[name] = min(best[name], timeit.timeit(fn, number=number) / number)
     return best
+
+
+# -- part 1: the roofline chains -------------------------------------------------------------
+
+def memory_chain_plain(a, b):
+    return a * 1.5 + b * b - 0.5 * a * b + 2
+
+
+def compute_chain_plain(a, b):
+    return np.sin(a) * np.exp(b * 0.5) + a
+
+
+CHAINS = {
+    # name: (plain function, numexpr expression, graph builder)
+    "memory-bound a*1.5 + b*b - 0.5*a*b + 2": (memory_chain_plain, "a*1.5 + b*b - 0.5*a*b + 2",
+                                               "memory"),
+    "compute-bound sin(a) * exp(b*0.5) + a": (compute_chain_plain, "sin(a) * exp(b*0.5) + a",
+                                              "compute"),
+}
+
+
+def chain_graph_of(kind: str, size: int) -> Graph:
+    g = _Builder()
+    a = g.input("a", (size,), np.float64)
+    b = g.input("b", (size,), np.float64)
+    if kind == "memory":
+        left = g.op("add", g.op("mul", a, 1.5), g.op("mul", b, b))
+        out = g.op("add", g.op("sub", left, g.op("mul", g.op("mul", a, 0.5), b)), 2)
+    else:
+        out = g.op("add", g.op("mul", g.fn(np.sin, a), g.fn(np.exp, g.op("mul", b, 0.5))), a)
+    return g.done(out)
+
+
+def numba_loops() -> Optional[Dict[str, Callable]]:
+    """The hand-written numba loop of each chain (one thread, compiled before timing)."""
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    @numba.njit(error_model="numpy")
+    def memory(a, b, out):
+        for i in range(a.size):
+            out[i] = a[i] * 1.5 + b[i] * b[i] - 0.5 * a[i] * b[i] + 2
+        return out
+
+    @numba.njit(error_model="numpy")
+    def compute(a, b, out):
+        for i in range(a.size):
+            out[i] = np.sin(a[i]) * np.exp(b[i] * 0.5) + a[i]
+        return out
+
+    return {"memory": memory, "compute": compute}
+
+
+def numexpr_module() -> Any:
+    try:
+        import numexpr
+    except ImportError:
+        return None
+    numexpr.set_num_threads(1)
+    return numexpr
+
+
+def copy_bandwidth(repeat: int) -> float:
+    """GB/s of np.copyto on 1e7 float64 (80 MB read + 80 MB written), best of ``repeat``."""
+    src = np.random.default_rng(1).standard_normal(10_000_000)
+    dst = np.empty_like(src)
+    seconds = min(timeit.repeat(lambda: np.copyto(dst, src), number=3, repeat=repeat)) / 3
+    return 2 * src.nbytes / seconds / 1e9
+
+
+def roofline(repeat: int, sizes: List[int]) -> Dict[str, Any]:
+    ne = numexpr_module()
+    loops = numba_loops()
+    bandwidth = copy_bandwidth(repeat)
+    print(f"copy bandwidth (np.copyto, 1e7 float64, read + write): {bandwidth:.1f} GB/s")
+    print(f"numexpr {getattr(ne, '__version__', 'not installed')}, numba "
+          f"{_version('numba') if loops else 'not installed'}")
+    backends = {"eager backend": get_backend("eager"), "numpy backend": get_backend("numpy"),
+                "numpy backend, blocked NumPy only": NumpyBackend(use_numba=False)}
+    figures: Dict[str, Any] = {"copy_bandwidth_gbs": bandwidth, "numexpr": getattr(ne, "__version__", None),
+                               "numba": _version("numba") if loops else None, "chains": []}
+    rng = np.random.default_rng(0)
+    for title, (plain, expression, kind) in CHAINS.items():
+        for size in sizes:
+            a, b = rng.random(size), rng.random(size)
+            graph = chain_graph_of(kind, size)
+            contenders: Dict[str, Callable[[], object]] = {"plain NumPy": lambda: plain(a, b)}
+            if ne is not None:
+                contenders["numexpr"] = lambda: ne.evaluate(expression, local_dict={"a": a, "b": b})
+            if loops is not None:
+                loop = loops[kind]
+                contenders["numba loop"] = lambda: loop(a, b, np.empty_like(a))
+            for name, backend in backends.items():
+                compiled = backend.compile(graph)
+                contenders[name] = lambda compiled=compiled: compiled(a, b)[0]
+            function = compiler.compile(plain, backend="numpy")
+            contenders["compiled function (numpy backend)"] = lambda: function(a, b)
+            expected = plain(a, b)
+            # The graphs run under the error state a compiled function runs them under, from
+            # NumPy's default (compiler.entry_codegen.strict_errstate); plain NumPy, numexpr and
+            # numba run at the same speed under any state.
+            with strict_errstate():
+                for name, fn in contenders.items():
+                    np.testing.assert_allclose(fn(), expected, rtol=1e-12, err_msg=name)
+                # Enough calls per round that the allocator settles after the contender before
+                # (a fresh 8 MB result faults its pages in when the heap was just trimmed).
+                times = best_times(contenders, repeat, number=max(3, 20_000_000 // size))
+            moved = 3 * a.nbytes  # a and b read, the result written
+            print(f"\n{title}, {size:.0e} float64 elements")
+            row = {"chain": kind, "size": size, "bytes": moved, "contenders": {}}
+            for name, seconds in times.items():
+                speed = times["plain NumPy"] / seconds
+                rate = moved / seconds / 1e9
+                print(f"  {name:36s} {seconds * 1e3:9.3f} ms  {speed:5.2f}x plain NumPy  "
+                      f"{rate:6.2f} GB/s ({rate / bandwidth:4.0%} of copy)")
+                row["contenders"][name] = {"seconds": seconds, "vs_plain": speed, "gbs": rate}
+            figures["chains"].append(row)
+    return figures
+
+
+def _version(name: str) -> Optional[str]:
+    try:
+        return __import__(name).__version__
+    except ImportError:
+        return None
+
 
 
 def run_case(title: str, graph: Graph, plain: Dict[str, Callable], inputs: List[np.ndarray],
@@ -165,9 +311,20 @@ def run_case(title: str, graph: Graph, plain: Dict[str, Callable], inputs: List[
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="rounds per contender (best is kept)")
+    parser.add_argument("--json", metavar="OUT", help="write the roofline figures to OUT")
+    parser.add_argument("--quick", action="store_true", help="the roofline chains only")
     args = parser.parse_args(argv)
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
           f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1)")
+    figures = roofline(args.repeat, [100_000, 1_000_000, 10_000_000])
+    figures.update(python=platform.python_version(), numpy=np.__version__, machine=platform.machine(),
+                   node=platform.node(), repeat=args.repeat)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(figures, out, indent=2)
+    if args.quick:
+        return
+    print("\n-- the numpy backend's own workloads --")
     rng = np.random.default_rng(0)
     for dtype in (np.float64, np.float32):
         x = rng.standard_normal(1_000_000).astype(dtype)

@@ -11,7 +11,14 @@ For ``f(x): y = x + x; z = y * y; return z`` on a 10-element array:
   minus the plain function's.
 
 With torch importable, the same two figures for ``torch.compile(backend="eager")`` on a torch
-tensor, side by side.  Not a test: timings depend on the machine.
+tensor, side by side.
+
+Guard dispatch: with ``cache_limit=16``, the per-call time of hitting the oldest of 16 cache
+entries (integer arrays of 8 dtypes x 1 and 2 dimensions, so no entry pays for a
+floating-point error state and the figure is the dispatch itself) against hitting a
+function's only entry.  Not a test: timings depend on the machine.  The script runs
+against any checkout of the compiler (``PYTHONPATH=<checkout>``), so figures before and
+after a change can be taken in one run.
 """
 from __future__ import annotations
 
@@ -65,6 +72,28 @@ def bench_ours(fresh: int, calls: int, backend: str) -> dict:
             "ir_count": event.ir_count, "compile_time_s_event_ms": event.compile_time_s * 1e3}
 
 
+DISPATCH_DTYPES = ("int64", "int32", "int16", "int8", "uint8", "uint16", "uint32", "uint64")
+
+
+def bench_dispatch(calls: int, backend: str) -> dict:
+    """Per-call seconds hitting a single entry, and the oldest / newest of 16 entries."""
+    import compiler
+    values = [np.ones((3,) * ndim, dtype) for dtype in DISPATCH_DTYPES for ndim in (1, 2)]
+    single = compiler.compile(fresh_function(-10), backend=backend, cache_limit=16)
+    single(values[0])
+    many = compiler.compile(fresh_function(-11), backend=backend, cache_limit=16)
+    for value in values:
+        many(value)
+    plain = fresh_function(-12)
+    best = {"plain_us": per_call_seconds(plain, values[0], calls),
+            "one_entry_us": per_call_seconds(single, values[0], calls),
+            "oldest_of_16_us": per_call_seconds(many, values[0], calls),
+            "newest_of_16_us": per_call_seconds(many, values[-1], calls)}
+    figures = {name: seconds * 1e6 for name, seconds in best.items()}
+    figures["oldest_vs_one"] = figures["oldest_of_16_us"] / figures["one_entry_us"]
+    return figures
+
+
 def bench_torch(fresh: int, calls: int):
     try:
         import torch
@@ -109,6 +138,11 @@ def main(argv=None) -> int:
         print(f"compile speed-up: {torch_result['compile_ms'] / ours['compile_ms']:.1f}x; overhead ratio: "
               f"{ours['overhead_us'] / torch_result['overhead_us']:.2f}")
     print(f"(ir_count of f here: {ours['ir_count']})")
+    dispatch = bench_dispatch(args.calls, args.backend)
+    print(f"guard dispatch, cache_limit=16 (int arrays, 8 dtypes x ndim 1, 2): one entry "
+          f"{dispatch['one_entry_us']:.3f} us, oldest of 16 {dispatch['oldest_of_16_us']:.3f} us "
+          f"({dispatch['oldest_vs_one']:.2f}x), newest of 16 {dispatch['newest_of_16_us']:.3f} us, "
+          f"plain call {dispatch['plain_us']:.3f} us")
     return 0
 
 

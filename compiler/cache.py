@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .events import CompilationEvent
 from .graph import Graph
+from .guard_dispatch import hit_path
 from .guards import Guard, Namespace, first_failing
 from .resume import Registry
 
@@ -47,6 +48,9 @@ class FrameCache:
         # "observed"); their compile ids come from a counter of their own, marked "u".
         self.observed = observed
         self.entries: List[Any] = []          # the generated entry functions, newest first
+        # What the compiled function's hit path tries in order: the entry functions while
+        # few, else one dispatcher over them (compiler.guard_dispatch).
+        self.hit_entries: List[Any] = []
         self.cache_entries: List[CacheEntry] = []
         self.native = False                   # run natively from now on
         self.native_reason: Optional[str] = None
@@ -70,6 +74,7 @@ class FrameCache:
             _made_entries.append(entry)
         self.cache_entries.insert(0, entry)
         self.entries.insert(0, entry.fn)
+        self.hit_entries[:] = hit_path(self.cache_entries)
 
     def run_natively(self, reason: str) -> None:
         """From now on calls run the plain function, without looking at the entries."""
@@ -79,6 +84,7 @@ class FrameCache:
     def clear(self) -> None:
         self.registry.clear()
         self.entries.clear()
+        self.hit_entries.clear()
         self.cache_entries.clear()
         self.native = False
         self.native_reason = None

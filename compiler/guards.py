@@ -15,12 +15,12 @@ import sys
 import types
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from .generated_code import compile_generated, unique_filename
-from .sources import Source
+from .sources import LocalSource, Source
 
 
 class Namespace:
@@ -48,6 +48,9 @@ class Namespace:
 class Guard:
     name: str      # readable, stable: the recompile reason when it fails
     code: str      # a Python expression over the entry's parameters and namespace
+    # For the cheap checks on a parameter that cache-entry dispatch keys on
+    # (compiler.guard_dispatch): (parameter, "type" | "dtype" | "shape", expected value).
+    key: Optional[Tuple[str, str, Any]] = None
 
 
 # Objects that live as long as the interpreter: identity guards hold them (a module only
@@ -140,19 +143,21 @@ class GuardSet:
     def guards(self) -> List[Guard]:
         return list(self._guards)
 
-    def add(self, name: str, code: str) -> None:
+    def add(self, name: str, code: str, key: Optional[Tuple[str, str, Any]] = None) -> None:
         if code in self._seen:
             return
         self._seen.add(code)
-        self._guards.append(Guard(name, code))
+        self._guards.append(Guard(name, code, key))
 
     def _e(self, source: Source) -> str:
         return source.expr(self.ns.const)
 
     # -- guard kinds ------------------------------------------------------
     def type_match(self, source: Source, tp: type) -> None:
-        held = f"{self.ns.const(weakref.ref(tp), 'w')}()" if _held_weakly(tp) else self.ns.const(tp, 't')
-        self.add(f"type({source.name()}) is {_type_name(tp)}", f"type({self._e(source)}) is {held}")
+        weakly = _held_weakly(tp)
+        held = f"{self.ns.const(weakref.ref(tp), 'w')}()" if weakly else self.ns.const(tp, 't')
+        self.add(f"type({source.name()}) is {_type_name(tp)}", f"type({self._e(source)}) is {held}",
+                 None if weakly else _param_key(source, "type", tp))
 
     def id_match(self, source: Source, obj: Any) -> None:
         label = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
@@ -199,14 +204,23 @@ class GuardSet:
         dt = value.dtype
         dname = self.ns.const(dt, "d")
         # Builtin dtypes are singletons, so `is` answers almost always; == covers the rest.
-        self.add(f"{source.name()}.dtype == {dt}", f"({e}.dtype is {dname} or {e}.dtype == {dname})")
-        self.add(f"{source.name()}.shape == {value.shape}", f"{e}.shape == {value.shape!r}")
+        self.add(f"{source.name()}.dtype == {dt}", f"({e}.dtype is {dname} or {e}.dtype == {dname})",
+                 _param_key(source, "dtype", dt))
+        self.add(f"{source.name()}.shape == {value.shape}", f"{e}.shape == {value.shape!r}",
+                 _param_key(source, "shape", value.shape))
         if layout == "C":
             self.add(f"{source.name()} is C-contiguous", f"{e}.flags.c_contiguous")
         elif layout == "F":
             self.add(f"{source.name()} is F-contiguous", f"{e}.flags.f_contiguous")
         else:
             self.add(f"{source.name()}.strides == {value.strides}", f"{e}.strides == {value.strides!r}")
+
+
+def _param_key(source: Source, part: str, value: Any) -> Optional[Tuple[str, str, Any]]:
+    """The dispatch key of a check on a parameter of the frame itself (not on what it holds)."""
+    if isinstance(source, LocalSource):
+        return (source.expr(str), part, value)
+    return None
 
 
 def compile_check(guard: Guard, params: Sequence[str], ns: Namespace):

@@ -3,7 +3,10 @@
 ``make_compiled`` builds a function with ``fn``'s name, docstring and
 parameters.  Its hit path tries the cache entries of ``fn``'s code
 (compiler.cache) newest first; each entry is a generated function that
-returns ``MISS`` when its guards reject the arguments.  Functions whose
+returns ``MISS`` when its guards reject the arguments.  With many entries
+the hit path of plain positional functions calls one dispatcher instead,
+which looks the candidates up by parameter type, dtype and shape
+(compiler.guard_dispatch).  Functions whose
 parameters are all plain positionals get a generated wrapper with the same
 parameters, so the hit path neither packs nor binds arguments.  On a miss
 the slow path binds the call like the plain function (a bad call raises the
@@ -94,7 +97,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
             config.debug_checks = saved
 
     if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0:
-        compiled = _positional_wrapper(fn, entries, closure, slow_path)
+        compiled = _positional_wrapper(fn, frame_cache.hit_entries, closure, slow_path)
     else:
         def compiled(*args: Any, **kwargs: Any) -> Any:
             try:

@@ -9,10 +9,14 @@ buffers the compiled code allocated itself are reused (values made by fused
 ops, whose users never keep a view): never an input, a graph output, a value
 still used later, or anything a view may point into.
 
-Measured on 1M float64 elements (benchmarks/bench_backends.py): buffer
-reuse over whole arrays beat evaluation in cache-sized blocks at every block
-size from 2K to 64K elements (per-op call overhead times the block count
-exceeds the cache win), so regions are evaluated over whole arrays.
+Regions are the unit of ``kernel_count``, and small ones run over whole
+arrays.  Large ones (and neighbouring regions of the same shape, with a sum
+that ends them) also get a one-pass evaluation, in cache-sized blocks or as
+a numba loop (numpy_codegen, blocked.py, numba_kernels.py): measured on a
+7-op chain over two 1e6-element float64 inputs, 16K-element blocks ran 2.5x
+faster than buffer reuse over whole arrays (the earlier measurement, on an
+8-op chain of one input, had found blocks slower at every size from 2K to
+64K: per-op call overhead per block against a smaller cache win).
 """
 from __future__ import annotations
 
@@ -139,3 +143,42 @@ def _pick(node: Node, candidates: List[Node]) -> Optional[Node]:
 
 def kernel_count(items: List[Item]) -> int:
     return len(items)
+
+
+def region_operands(region: Region) -> List[Node]:
+    """The values a region reads from outside itself (arrays, 0-d arrays and NumPy scalars),
+    in first-use order."""
+    members = {n.name for n in region.nodes}
+    found: List[Node] = []
+    for node in region.nodes:
+        for source in node.input_nodes():
+            if source.name not in members and all(source is not f for f in found):
+                found.append(source)
+    return found
+
+
+def region_results(graph: Graph, region: Region) -> List[Node]:
+    """The region's values that something after it reads (a later op, the graph's output):
+    the ones a fused evaluation must write to whole arrays; the rest live only inside it."""
+    members = {n.name for n in region.nodes}
+    users = graph.users()
+    return [n for n in region.nodes if any(u.name not in members for u in users[n.name])]
+
+
+# Reductions a one-pass evaluation folds into its loop: a whole-array sum, computed per block
+# and then over the blocks' partial sums.
+_FOLDABLE_REDUCTIONS = frozenset({"ndarray.sum", "numpy.sum"})
+
+
+def folds_into(node: Node, region: Region) -> bool:
+    """Whether ``node`` sums a float32 / float64 value of ``region`` over all its elements
+    (no axis, no dtype), so that a one-pass evaluation can sum each block as it goes."""
+    op = node.opinfo
+    if op is None or node.target not in _FOLDABLE_REDUCTIONS or node.kwargs or len(node.args) != 1:
+        return False
+    value = node.args[0]
+    # float32 and wider: a float16 sum accumulates in float32 inside NumPy, float16 partial
+    # sums would round once more per block.
+    return isinstance(value, Node) and any(value is n for n in region.nodes) \
+        and value.meta.dtype.kind == "f" and value.meta.dtype.itemsize >= 4 \
+        and isinstance(node.meta, TensorMeta) and node.meta.dtype == value.meta.dtype

@@ -23,15 +23,17 @@ with the reason logged on ``compiler.backends`` and kept in
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from compiler.backends import fusion
+from compiler.backends import blocked, fusion, numba_kernels
 from compiler.backends.base import Backend, CompiledGraph, LoweringError, check_graph, logger
 from compiler.backends.eager import make_runner
+from compiler.backends.region_kernel import RegionKernel
 from compiler.generated_code import compile_generated, unique_filename
 from compiler.graph import Graph, Node
+from compiler.ops import may_fail_at_run_time
 
 _FUNCTION_NAME = "compiled_graph"
 
@@ -142,49 +144,182 @@ def _resolve(path: str) -> Any:
     return obj
 
 
-def lower(graph: Graph) -> tuple:
-    """(source, namespace, kernel_count) of the function computing ``graph``."""
+def lower(graph: Graph, use_numba: bool = False) -> tuple:
+    """(source, namespace, kernel_count) of the function computing ``graph``; large fused
+    regions also get a one-pass evaluation (blocks, or with ``use_numba`` a numba loop),
+    chosen per call (region_kernel.py)."""
     emit = _Emitter()
+    items = fusion.partition(graph)
+    passes = _one_pass_groups(emit, graph, items, use_numba)
     params = [n.name for n in graph.placeholders]
     emit.lines.append(f"def {_FUNCTION_NAME}({', '.join(params)}):")
-    items = fusion.partition(graph)
-    for number, item in enumerate(items, 1):
-        if isinstance(item, fusion.Region):
-            _emit_region(emit, item, number)
+    number = 0
+    while number < len(items):  # number: items (kernels) emitted so far
+        item = items[number]
+        one_pass = passes.get(id(item))
+        if one_pass is not None:  # its regions, and the sum it folds, are the next items
+            _emit_one_pass(emit, one_pass)
+            for region in one_pass.regions:
+                number += 1
+                _emit_region(emit, region, number, "        ")
+            if one_pass.reduction is not None:
+                number += 1
+                node = one_pass.reduction
+                emit.lines.append(f"        {node.name} = {emit.call(node)}  # kernel {number}: {node.target}")
+        elif isinstance(item, fusion.Region):
+            number += 1
+            _emit_region(emit, item, number, "    ")
         else:
+            number += 1
             emit.lines.append(f"    {item.name} = {emit.call(item)}  # kernel {number}: {item.target}")
     outputs = [n.name for n in graph.outputs]
     emit.lines.append(f"    return ({', '.join(outputs)}{',' if len(outputs) == 1 else ''})")
     return "\n".join(emit.lines) + "\n", emit.namespace, fusion.kernel_count(items)
 
 
-def _emit_region(emit: _Emitter, region: fusion.Region, number: int) -> None:
+class _OnePass:
+    """Adjacent regions of one shape evaluated in one pass over their elements: the name the
+    generated code calls it by, its operands and results, and what its RegionKernel is made
+    of once the source has run."""
+
+    def __init__(self, name: str, regions: List[fusion.Region], reduction: Optional[Node],
+                 operands: List[Node], results: List[Node], blocked_name: Optional[str],
+                 loop: Optional[numba_kernels.NumbaKernel], may_fail: bool) -> None:
+        self.name = name
+        self.regions = regions
+        self.reduction = reduction  # a sum folded into the pass (it follows the regions)
+        self.operands = operands
+        self.results = results
+        self.blocked_name = blocked_name
+        self.loop = loop
+        self.may_fail = may_fail
+
+
+def _adjacent_groups(items: List[fusion.Item]) -> List[Tuple[List[fusion.Region], Optional[Node]]]:
+    """Runs of regions next to each other in graph order with one shape (independent chains
+    of one expression, ``a*1.5 + b*b``, are regions of their own), each with the sum right
+    after it that folds into its pass, if any (fusion.folds_into)."""
+    groups: List[Tuple[List[fusion.Region], Optional[Node]]] = []
+    previous: Any = None
+    for item in items:
+        if isinstance(item, fusion.Region):
+            if isinstance(previous, fusion.Region) and \
+                    item.nodes[0].meta.shape == previous.nodes[0].meta.shape:
+                groups[-1][0].append(item)
+            else:
+                groups.append(([item], None))
+        elif isinstance(previous, fusion.Region):
+            regions = groups[-1][0]
+            if fusion.folds_into(item, fusion.Region([n for r in regions for n in r.nodes])):
+                groups[-1] = (regions, item)
+        previous = item
+    return groups
+
+
+def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
+                     use_numba: bool) -> Dict[int, _OnePass]:
+    """id(first region of a group) -> its one-pass evaluation, for each group of regions
+    large enough to gain from one (its helper function's lines go first in ``emit.lines``)."""
+    passes: Dict[int, _OnePass] = {}
+    for number, (regions, reduction) in enumerate(_adjacent_groups(items), 1):
+        group = fusion.Region([n for r in regions for n in r.nodes] +
+                              ([reduction] if reduction is not None else []))
+        if len(group.nodes) < 2:
+            continue
+        operands = fusion.region_operands(group)
+        results = fusion.region_results(graph, group)
+        label = f"group{number}"
+        lines = blocked.blocked_source(emit, group, operands, results, f"_blocked_{label}")
+        loop = None
+        shape = group.nodes[0].meta.shape
+        if use_numba and math.prod(shape) >= numba_kernels.MIN_ELEMENTS \
+                and numba_kernels.eligible(group, operands):
+            loop = numba_kernels.NumbaKernel(numba_kernels.kernel_source(group, operands, results),
+                                             shape, operands, results,
+                                             f"numba kernel {graph.graph_hash()[:12]} {label}")
+        if lines is None and loop is None:
+            continue
+        emit.lines.extend(lines or [])
+        may_fail = any(may_fail_at_run_time(n) for n in group.nodes)
+        one_pass = _OnePass(f"_k_{label}", regions, reduction, operands, results,
+                            f"_blocked_{label}" if lines is not None else None, loop, may_fail)
+        emit.namespace[one_pass.name] = one_pass  # a RegionKernel once the source has run
+        passes[id(regions[0])] = one_pass
+        _keep_out_of_later_regions(items, regions, {n.name for n in group.nodes} -
+                                   {n.name for n in results})
+    return passes
+
+
+def _keep_out_of_later_regions(items: List[fusion.Item], regions: List[fusion.Region],
+                               inside: set) -> None:
+    """A value that exists only inside a one-pass group has no whole array a later region
+    could write into: those regions allocate instead."""
+    for region in items:
+        if isinstance(region, fusion.Region) and all(region is not r for r in regions):
+            for name, buffer in list(region.out_buffer.items()):
+                if buffer in inside:
+                    del region.out_buffer[name]
+            region.external_arrays = [n for n in region.external_arrays if n.name not in inside]
+
+
+def make_region_kernels(namespace: Dict[str, Any]) -> None:
+    """Replace the _OnePass objects ``lower`` left in the executed namespace by their
+    RegionKernels, now that the blocked functions exist."""
+    for name, one_pass in list(namespace.items()):
+        if isinstance(one_pass, _OnePass):
+            blocked_fn = namespace[one_pass.blocked_name] if one_pass.blocked_name else None
+            namespace[name] = RegionKernel(blocked_fn, one_pass.loop, one_pass.may_fail)
+
+
+def _emit_one_pass(emit: _Emitter, one_pass: _OnePass) -> None:
+    """The call of a group's RegionKernel; the regions' own code follows as its fallback."""
+    arrays = [n for n in one_pass.operands if n.meta.ndim >= 1]
+    # Fresh results are C-contiguous: NumPy's layout only when every operand is.
+    checks = " and ".join(f"{n.name}.flags.c_contiguous" for n in arrays) or "True"
+    results = ", ".join(n.name for n in one_pass.results) + ","
+    emit.lines += [f"    # one pass over {len(one_pass.regions)} region(s): {one_pass.name}",
+                   f"    _r = {one_pass.name}({', '.join(n.name for n in one_pass.operands)}) "
+                   f"if {checks} else None",
+                   "    if _r is not None:",
+                   f"        ({results}) = _r",
+                   "    else:  # NumPy over whole arrays"]
+
+
+def _emit_region(emit: _Emitter, region: fusion.Region, number: int, indent: str) -> None:
     names = ", ".join(n.target.rsplit(".", 1)[-1] for n in region.nodes)
-    emit.lines.append(f"    # kernel {number}: fused region of {len(region.nodes)} ({names})")
+    emit.lines.append(f"{indent}# kernel {number}: fused region of {len(region.nodes)} ({names})")
     if not region.out_buffer:
         for node in region.nodes:
-            emit.lines.append(f"    {node.name} = {emit.call(node)}")
+            emit.lines.append(f"{indent}{node.name} = {emit.call(node)}")
         return
     checks = " and ".join(f"{n.name}.flags.c_contiguous" for n in region.external_arrays) or "True"
-    emit.lines.append(f"    if {checks}:")
+    emit.lines.append(f"{indent}if {checks}:")
     for node in region.nodes:
         out = region.out_buffer.get(node.name, "")
-        emit.lines.append(f"        {node.name} = {emit.call(node, out)}")
+        emit.lines.append(f"{indent}    {node.name} = {emit.call(node, out)}")
     # Not all C-contiguous: NumPy would choose the result layouts itself.
-    emit.lines.append("    else:")
+    emit.lines.append(f"{indent}else:")
     for node in region.nodes:
-        emit.lines.append(f"        {node.name} = {emit.call(node)}")
+        emit.lines.append(f"{indent}    {node.name} = {emit.call(node)}")
 
 
 class NumpyBackend(Backend):
+    """``use_numba``: large fused regions run as numba loops where numba is installed
+    (None: whenever it is; False: blocked NumPy only, for comparison)."""
+
     name = "numpy"
+
+    def __init__(self, use_numba: Optional[bool] = None) -> None:
+        self.use_numba = use_numba
 
     def compile(self, graph: Graph) -> CompiledGraph:
         check_graph(graph, self.name)
+        use_numba = self.use_numba if self.use_numba is not None else numba_kernels.numba_available()
         try:
-            source, namespace, kernels = lower(graph)
+            source, namespace, kernels = lower(graph, use_numba)
             code = compile_generated(source, unique_filename(f"numpy kernel {graph.graph_hash()[:12]}"))
             exec(code, namespace)
+            make_region_kernels(namespace)
         except (LoweringError, SyntaxError) as error:
             reason = f"{type(error).__name__}: {error}"
             logger.warning("numpy backend cannot lower graph %s, running it eagerly: %s",
