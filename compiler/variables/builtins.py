@@ -360,8 +360,20 @@ def _sum(tx: Translator, args, kwargs):
     start = kwargs.pop("start", args[1] if len(args) > 1 else ConstantVariable(0))
     if kwargs:
         return None
+    items = args[0].unpack(tx)
     total = start
-    for item in args[0].unpack(tx):
+    if start.is_python_constant():
+        # The leading constants are summed by the real sum(): CPython adds exact ints and
+        # floats in its own fast paths (floats with compensated summation from 3.12, so
+        # sum([0.1] * 10) == 1.0); from the first other value on it adds generically.
+        constants = 0
+        while constants < len(items) and items[constants].is_python_constant():
+            constants += 1
+        if constants:
+            total = ConstantVariable(tx.run_constant(sum, [constants_of(items[:constants]),
+                                                           start.as_python_constant()], {}))
+            items = items[constants:]
+    for item in items:
         total = binary_op(tx, "add", total, item)
     return total
 
