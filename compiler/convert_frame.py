@@ -199,7 +199,8 @@ def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optio
 
 def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:
     scope = native_scope(fn)
-    src = f"def _call({', '.join(entry_params(param_names(code)))}):\n    " + native_call_body(code)[0] + "\n"
+    body = "".join(f"    {line}\n" for line in native_call_body(code))
+    src = f"def _call({', '.join(entry_params(param_names(code)))}):\n{body}"
     exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
     return scope["_call"](fn.__closure__, *values)
 

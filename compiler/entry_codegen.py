@@ -284,6 +284,13 @@ def native_call_body(code: types.CodeType) -> List[str]:
         parts.append("**" + local_param_name(names[index]))
     # Entries are shared by every function object of this code (sibling closures):
     # call the one whose cells the caller passed in ``_cl``.
+    if parts and not code.co_flags & 0x0C and not n_kwonly:
+        # Positional only: the entry lets go of its arguments before the call, which takes
+        # them from a list as plain arguments (moved into the callee's frame on CPython
+        # 3.11+), so that the function alone holds them, as when called directly (its
+        # ``del x`` frees x; a cycle it drops is collectable by a gc.collect() it calls).
+        return [f"_v = [{', '.join(parts)}]", f"del {', '.join(parts)}",
+                f"return _function_for(_cl)({', '.join('_v.pop(0)' for _ in parts)})"]
     return [f"return _function_for(_cl)({', '.join(parts)})"]
 
 

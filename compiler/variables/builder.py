@@ -57,6 +57,26 @@ def wrap(output, value: Any, source: Optional[Source]) -> VariableTracker:
     return vt
 
 
+def _is_value_key(key: Any) -> bool:
+    """A key compared by value (a number, a string, a tuple of those ...), which a guard may
+    hold: the guard on a dict's keys or a set's elements keeps a copy of them."""
+    tp = type(key)
+    if tp in _CONSTANT_TYPES:
+        return True
+    return tp in (tuple, frozenset) and all(_is_value_key(k) for k in key)
+
+
+def _check_value_keys(value: Any, source: Optional[Source], what: str) -> None:
+    """Dicts and sets are guarded by their keys; an object key (compared by identity) would be
+    held by the cache forever (it could never die: CPython's test_set container iterator
+    cycle), so such a container is not traced: the frame breaks or runs natively."""
+    for key in value:
+        if not _is_value_key(key):
+            where = source.name() if source is not None else "the trace"
+            raise Unsupported(f"{what} of type {type(key).__name__} in {where}: only keys compared "
+                              "by value are traced (a guard would keep the object alive)")
+
+
 def _check_size(value: Any, source: Optional[Source]) -> None:
     """Tracing cost stays bounded: a container above the limit is not taken apart."""
     if len(value) > config.max_container_items:
@@ -136,6 +156,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return named
     if tp in (dict, collections.OrderedDict, collections.defaultdict):
         _check_size(value, source)
+        _check_value_keys(value, source, "dict key")
         if guards is not None:
             guards.type_match(source, tp)
             guards.dict_keys_match(source, list(value.keys()))
@@ -157,6 +178,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return ConstantVariable(value, source)
     if tp in (set, frozenset):
         _check_size(value, source)
+        _check_value_keys(value, source, "set element")
         if guards is not None:
             guards.type_match(source, tp)
             guards.add(f"{source.name()} == {sorted(map(repr, value))}",

@@ -209,3 +209,26 @@ def test_arguments_have_their_plain_reference_counts_after_a_compiling_call(back
         _uses(plain_x, 2.0)
         compiled(compiled_x, 2.0)
         assert sys.getrefcount(compiled_x) == sys.getrefcount(plain_x)
+
+
+def _cycle_dropped_then_collected():
+    class Node:
+        pass
+
+    obj = Node()
+    probe = weakref.ref(obj)
+    container = {obj, 1}              # an object element: the continuation runs natively
+    obj.loop = iter(container)        # obj -> iterator -> set -> obj
+    del obj, container
+    gc.collect()
+    return probe() is None
+
+
+@_CALLER_STACK_GAP
+def test_a_cycle_a_native_continuation_drops_is_collected_by_its_own_gc_collect():
+    """CPython's test_set container-iterator tests: the continuation that runs natively is
+    called with its arguments moved into its frame, so the entry that called it holds none
+    (and no guard holds a set's object elements)."""
+    compiled = compiler.compile(_cycle_dropped_then_collected)
+    for _ in range(2):
+        assert compiled() is _cycle_dropped_then_collected() is True
