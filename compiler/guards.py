@@ -9,6 +9,7 @@ can be named (the recompile reason).
 """
 from __future__ import annotations
 
+import builtins
 import math
 import struct
 import sys
@@ -53,23 +54,32 @@ class Guard:
     key: Optional[Tuple[str, str, Any]] = None
 
 
-# Objects that live as long as the interpreter: identity guards hold them (a module only
-# while it is the one imported under its name: see _held_weakly).
+# Objects that live as long as the interpreter: identity guards hold them (a C function only
+# when unbound or bound to sys or builtins: see _held_weakly).
 _IMMORTAL = (types.BuiltinFunctionType, np.ufunc)
 
 
 def _held_weakly(obj: Any) -> bool:
     """Whether a guard on ``obj`` holds it through a weak reference: everything the program can
-    let go of and Python can refer to weakly.  Builtins, ufuncs and imported modules live as
-    long as the interpreter; classes and functions defined at module level as long as their module (held
+    let go of and Python can refer to weakly.  ufuncs, the sys and builtins modules and their
+    functions live as long as the interpreter (held); every other module, and a C function bound
+    to one, may die; classes and functions defined at module level as long as their module (held
     strongly: their guards are on every call's path, and a dereference costs); classes and
     functions made at run time (a nested def, a lambda, a class built in a function) die
     like any object."""
     tp = type(obj)  # asked of the type: isinstance() would read obj.__class__ (user code)
-    if issubclass(tp, _IMMORTAL):
+    if issubclass(tp, types.BuiltinFunctionType):
+        # A C function lives as long as what it is bound to: a module or an object, which
+        # may die (CPython's test_struct: import_fresh_module("_struct").calcsize must not
+        # keep its module alive), or nothing, sys or builtins, which do not.
+        owner = obj.__self__
+        if owner is None or owner is builtins or owner is sys:
+            return False
+    elif issubclass(tp, _IMMORTAL):
         return False
-    if issubclass(tp, types.ModuleType) and sys.modules.get(obj.__name__) is obj:
-        return False  # imported: lives in sys.modules (a module made with ModuleType() dies)
+    if obj is builtins or obj is sys:
+        return False  # the interpreter's own: every other module can die (a fresh import, a
+        # module made with ModuleType(), one removed from sys.modules and let go)
     if issubclass(tp, (type, types.FunctionType)):
         qualname = getattr(obj, "__qualname__", "")
         if "<locals>" not in qualname and "<lambda>" not in qualname:

@@ -71,6 +71,9 @@ def _make_kinds():
         return module
 
     return [
+        # A C function bound to something that can die (CPython's test_struct: the calcsize
+        # of import_fresh_module("_struct") must not keep that module alive).
+        ("C function bound to an object", lambda: bytearray(b"aab").count, lambda obj, x: x * obj(b"a")),
         ("callable instance", lambda: _Callable(2.0), lambda obj, x: obj(x)),
         ("plain instance", lambda: _Plain(1.0), lambda obj, x: x + obj.k),
         ("bound method", lambda: _Plain(1.0).method, lambda obj, x: obj(x)),
