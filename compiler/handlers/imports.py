@@ -27,14 +27,15 @@ from .registry import handler
 _IMPORT = builtins.__import__
 
 
-def _imported(tx: InstructionTranslatorBase, name: str) -> types.ModuleType:
-    """sys.modules[name], guarded, where importing ``name`` would run no code."""
+def _imported(tx: InstructionTranslatorBase, name: str) -> ModuleVariable:
+    """sys.modules[name], guarded to be the same module, where importing ``name`` would run
+    no code."""
     module = sys.modules.get(name)
     spec = getattr(module, "__spec__", None)
-    if not isinstance(module, types.ModuleType) or getattr(spec, "_initializing", False):
+    # (exactly a module: a subclass, such as importlib's lazy modules, customises attribute access)
+    if type(module) is not types.ModuleType or getattr(spec, "_initializing", False):
         raise tx.unsupported(f"import of {name!r}: {IMPORT_RUNS_CODE}")
-    tx.output.wrap(module, ItemSource(SysModulesSource(), name))  # guards: the same module
-    return module
+    return tx.output.wrap(module, ItemSource(SysModulesSource(), name))
 
 
 @handler("IMPORT_NAME")
@@ -49,18 +50,14 @@ def import_name(tx: InstructionTranslatorBase, inst: Instruction):
     if importer is not _IMPORT:
         raise tx.unsupported(f"import of {name!r} with a replaced builtins.__import__ (it runs here natively)")
     tx.output.wrap(importer, BuiltinSource("__import__"))  # guards: still the interpreter's
-    module = _imported(tx, name)
-    for part in range(name.count(".")):  # import a.b.c binds a, and needs a.b and a.b.c imported
-        _imported(tx, name.rsplit(".", part + 1)[0])
-    if fromlist:
-        for attribute in fromlist:
-            if attribute == "*" or not hasattr(module, attribute):
-                # a submodule not imported yet: __import__ would import it
-                raise tx.unsupported(f"from {name} import {attribute}: {IMPORT_RUNS_CODE}")
-        result = name
-    else:
-        result = name.partition(".")[0]
-    tx.push(ModuleVariable(sys.modules[result], ItemSource(SysModulesSource(), result)))
+    # import a.b.c needs a, a.b and a.b.c imported; it binds a (a from-import binds a.b.c)
+    prefixes = [_imported(tx, name.rsplit(".", depth)[0]) for depth in range(name.count(".") + 1)]
+    module = prefixes[0]
+    for attribute in fromlist or ():
+        if attribute == "*" or not hasattr(module.module, attribute):
+            # a submodule not imported yet: __import__ would import it
+            raise tx.unsupported(f"from {name} import {attribute}: {IMPORT_RUNS_CODE}")
+    tx.push(module if fromlist else prefixes[-1])
 
 
 @handler("IMPORT_FROM")

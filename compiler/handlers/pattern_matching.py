@@ -33,19 +33,15 @@ _TPFLAGS_MAPPING = 1 << 6
 _MATCH_SELF = (bool, bytearray, bytes, dict, float, frozenset, int, list, set, str, tuple)
 
 
-def _subject_type(tx: InstructionTranslatorBase, subject: VariableTracker) -> type:
-    return python_type_of(tx, subject)
-
-
 @handler("MATCH_SEQUENCE")
 def match_sequence(tx: InstructionTranslatorBase, inst: Instruction):
-    flags = _subject_type(tx, tx.peek()).__flags__
+    flags = python_type_of(tx, tx.peek()).__flags__
     tx.push(ConstantVariable(bool(flags & _TPFLAGS_SEQUENCE)))
 
 
 @handler("MATCH_MAPPING")
 def match_mapping(tx: InstructionTranslatorBase, inst: Instruction):
-    flags = _subject_type(tx, tx.peek()).__flags__
+    flags = python_type_of(tx, tx.peek()).__flags__
     tx.push(ConstantVariable(bool(flags & _TPFLAGS_MAPPING)))
 
 
@@ -75,7 +71,7 @@ def match_keys(tx: InstructionTranslatorBase, inst: Instruction):
 def _class_attributes(tx: InstructionTranslatorBase, subject: VariableTracker, cls: type,
                       positional: int, names: List[str]) -> Optional[List[VariableTracker]]:
     """CPython's match_class: the attributes, or None where the subject does not match."""
-    if not isinstance_of_type(_subject_type(tx, subject), cls):
+    if not isinstance_of_type(python_type_of(tx, subject), cls):
         return None
     wanted: List[Optional[str]] = []   # None: the subject itself (a builtin matching itself)
     if positional:
