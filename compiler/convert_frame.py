@@ -45,7 +45,7 @@ from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace
 from .ops import may_fail_at_run_time
-from .resume import Continuation, Handoff, entry_caller
+from .resume import Continuation, Handoff
 from .sources import param_names
 from .tracer import BreakReached, InstructionTranslator
 
@@ -173,7 +173,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     if cache.observed:
         bytecode_hooks.entry_installed(fn, cache, entry)
     if isinstance(values, list):
-        result = entry_caller(len(values))(entry.fn, closure, values)  # (no tuple holding the values)
+        result = entry.fn(closure, _box=values)  # (no tuple holding the values)
     else:
         result = entry.fn(closure, *values)
     if result is MISS:
@@ -198,11 +198,15 @@ def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optio
 
 
 def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:
+    """Run the frame natively on ``values``; a list is emptied as the values are taken (as an
+    entry does, compiler.entry_codegen.build_entry_source), so the function alone holds them."""
     scope = native_scope(fn)
-    body = "".join(f"    {line}\n" for line in native_call_body(code))
-    src = f"def _call({', '.join(entry_params(param_names(code)))}):\n{body}"
+    names = entry_params(param_names(code))[1:]
+    unpack = [f"{''.join(n + ', ' for n in names)}= _box", "_box.clear()"] if names else []
+    body = "".join(f"    {line}\n" for line in unpack + native_call_body(code))
+    src = f"def _call(_cl, _box):\n{body}"
     exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
-    return scope["_call"](fn.__closure__, *values)
+    return scope["_call"](fn.__closure__, values if isinstance(values, list) else list(values))
 
 
 def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
@@ -220,6 +224,7 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
         effects = tx.output.side_effects.replay(cg)
         tx.output.finalize_alias_guards()
         tx.output.finalize_array_write_guards()
+        tx.output.finalize_dropped_guards()
         return _graph_entry(fn, tx, cg, names, return_expr, effects, backend, event)
     except Unsupported as e:
         if e.where is None and tx is not None:
@@ -266,6 +271,7 @@ def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any]
     effects = [f"_cl2 = {closure}"] + output.side_effects.replay(cg)
     output.finalize_alias_guards()
     output.finalize_array_write_guards()
+    output.finalize_dropped_guards()
     stub = graph_break.stub_for(plan, fn.__globals__, ctx.registry)
     conts = tuple(graph_break.continuation_for(plan, ex, fn.__globals__, ctx) for ex in plan.exits)
     tail = graph_break.break_tail(plan, output.ns.const(stub), "_a", output.ns.const(conts) if conts else None,

@@ -68,6 +68,8 @@ from typing import Any, Callable, ContextManager, Dict, List, Optional, Sequence
 
 import numpy as np
 
+from opcode_tables.resume import boxed_variant_of
+
 from .exc import BackendUnavailable
 from .generated_code import compile_generated, unique_filename
 from .graph import Node
@@ -169,10 +171,16 @@ def entry_params(param_names: Sequence[str]) -> List[str]:
 
 def build_entry_source(param_names: Sequence[str], guards: Sequence[Guard], body: List[str],
                        name: str = "__entry") -> str:
-    # _box: the caller's list of the arguments (a continuation's stage, compiler.resume),
-    # emptied once the guards accept them, so that this frame alone holds them.
-    params = ", ".join(entry_params(param_names) + ["_box=None"])
+    # Two ways in: the values as positional arguments (the compiled function's fast path), or
+    # in ``_box``, a list the caller (compiler.resume.try_entries) passes alone: the values are
+    # taken out of it here and it is emptied once the guards accept them, so that this frame
+    # alone holds them (a call's positional arguments stay on the caller's stack until it
+    # returns on CPython up to 3.10); a rejected call leaves it whole for the next entry.
+    values = [local_param_name(n) for n in param_names]
+    params = ", ".join(["_cl"] + [f"{v}=None" for v in values] + ["_box=None"])
     lines = [f"def {name}({params}):"]
+    if values:
+        lines += ["    if _box is not None:", f"        {''.join(v + ', ' for v in values)}= _box"]
     if guards:
         checks = " and\n            ".join(f"({g.code})" for g in guards)
         lines += ["    try:",
@@ -284,6 +292,10 @@ def native_call_body(code: types.CodeType) -> List[str]:
         parts.append("**" + local_param_name(names[index]))
     # Entries are shared by every function object of this code (sibling closures):
     # call the one whose cells the caller passed in ``_cl``.
+    if boxed_variant_of(code) is not None:
+        # A stage taking its values in a box (opcode_tables.resume.boxed_code): it empties it.
+        return [f"_v = [{', '.join(parts)}]"] + ([f"del {', '.join(parts)}"] if parts else []) + \
+            ["return _boxed_function_for(_cl)(_v)"]
     if parts and not code.co_flags & 0x0C and not n_kwonly:
         # Positional only: the entry lets go of its arguments before the call, which takes
         # them from a list as plain arguments (moved into the callee's frame on CPython
@@ -312,7 +324,14 @@ def native_scope(fn: types.FunctionType) -> Dict[str, Any]:
         other.__qualname__ = qualname
         return other
 
-    return {"_function_for": function_for}
+    boxed = boxed_variant_of(code)
+
+    def boxed_function_for(closure: Optional[tuple]) -> types.FunctionType:
+        other = types.FunctionType(boxed, f_globals, name, None, closure)
+        other.__qualname__ = qualname
+        return other
+
+    return {"_function_for": function_for, "_boxed_function_for": boxed_function_for}
 
 
 def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], label: str) -> Callable:

@@ -27,11 +27,12 @@ import types
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple
 
+from opcode_tables import current_table
 from opcode_tables.closure_cells import cells_as_free
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
 from opcode_tables.liveness import live_locals, reachable
-from opcode_tables.resume import Origin, ResumeExit, build_resume_code, origin_of, register_origin
+from opcode_tables.resume import Origin, ResumeExit, boxed_code, build_resume_code, origin_of, register_origin
 from opcode_tables.spec import VersionTable
 from opcode_tables.stackdepth import stack_effect
 
@@ -297,6 +298,7 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
                                 "of the frame runs natively"
                 return stub_for(p, f_globals, registry)
             code = _with_cells_as_free(rc.code, p.code)
+            _prepare_native_calls(code)
         except ValueError as e:
             raise Unsupported(f"cannot build the code that runs {p.inst.opname} natively: {e}") from None
         stub = registry.put(key, Stub(code, f_globals, qualname), qualname)
@@ -318,12 +320,23 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
             rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
                                    live=e.live, blocks=e.blocks, **_code_names(p.code))
             code = _with_cells_as_free(rc.code, p.code)
+            _prepare_native_calls(code)
         except ValueError as err:
             raise Unsupported(f"cannot build the continuation {label}: {err}") from None
         register_origin(code, Origin(p.code, rc, p.qualname, e.resume_index))
         cont = registry.put(key, ctx.make_continuation(code, f_globals, qualname), qualname)
         _log_code(qualname, code)
     return cont
+
+
+def _prepare_native_calls(code: types.CodeType) -> None:
+    """Where a call keeps its arguments on the caller's stack until it returns (the table's
+    fact ``calls_move_arguments`` is false), a stage run natively would share its values with
+    the caller that passed them: a ``del x`` in it would not free x, as it does in the plain
+    frame.  There the stage also gets a variant that takes its values in a list it empties
+    (compiler.resume runs it)."""
+    if not current_table().fact("calls_move_arguments"):
+        boxed_code(code)
 
 
 def _code_names(code: types.CodeType) -> dict:

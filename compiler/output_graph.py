@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import types
+import weakref
 from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -25,7 +26,7 @@ from .exc import Unsupported
 from .graph import Graph, Node
 from .guards import GuardSet, Namespace
 from .side_effects import SideEffects
-from .sources import Source, has_instance_dict
+from .sources import LocalSource, Source, has_instance_dict
 from .variables.base import VariableTracker
 
 
@@ -69,6 +70,8 @@ class OutputGraph:
         self.ir_opcodes: Counter = Counter()
         # opname -> count over every inlined frame of this trace, counted or not (coverage)
         self.inlined_opcodes: Counter = Counter()
+        # Outside objects a local of the trace let go of (del, rebinding); see note_dropped_local.
+        self.dropped_outside: List[Source] = []
 
     def note_mutation(self, var: VariableTracker, what: str) -> None:
         """Refuse mutations that would make eager generator tracing differ from Python's
@@ -136,6 +139,48 @@ class OutputGraph:
                 self.guards.add(f"{var.source.name()} shares no memory with {other.source.name()}",
                                 f"not {share}({var.source.expr(self.ns.const)}, "
                                 f"{other.source.expr(self.ns.const)})")
+
+    def note_dropped_local(self, var: VariableTracker, frame_values: List[Any]) -> None:
+        """A local let go of ``var`` (``del x``, or ``x`` rebound); ``frame_values``: what the
+        translator's locals and stack still hold.
+
+        Plain Python frees an object at the instruction that drops its last reference: its
+        weak references' callbacks and its ``__del__`` run there, in order with the code
+        around it, and what they change the rest of the frame sees.  A compiled region drops
+        its references when its entry returns, after the region's replayed side effects, and
+        the trace has already read whatever those callbacks would change.  An object from
+        outside the trace that has weak references or a finalizer therefore ends the graph
+        here, so the deletion runs natively; one without them is guarded to have none on later
+        calls.  (Objects the trace made itself have no weak references: making one breaks.)"""
+        source = var.source
+        # Only the frame's own argument slots can hold an outside object's last reference (a
+        # caller moves its arguments in); what is read from a container, an attribute or a
+        # global stays held there.
+        if type(source) is not LocalSource or any(v is var for v in frame_values):
+            return
+        try:
+            value = eval(source.expr(self.ns.const), self.eval_scope())  # noqa: S307 - our own text
+        except Exception:  # a source that cannot be read back here: the guard cannot be made
+            raise Unsupported(f"dropping a reference to {source.name()}, whose weak references "
+                              "cannot be checked") from None
+        kind = type(value)
+        if getattr(kind, "__del__", None) is not None:
+            raise Unsupported(f"dropping a reference to {source.name()}, a {kind.__name__} with "
+                              "__del__: it must run where the plain frame lets the object go")
+        if not kind.__weakrefoffset__:
+            return  # no weak reference can be made to it: nothing observes when it goes
+        if weakref.getweakrefcount(value):
+            raise Unsupported(f"dropping a reference to {source.name()}, which has weak references: "
+                              "their callbacks must run where the plain frame lets it go")
+        if not any(s == source for s in self.dropped_outside):
+            self.dropped_outside.append(source)
+
+    def finalize_dropped_guards(self) -> None:
+        """Guards for note_dropped_local: the objects still have no weak references."""
+        count = self.ns.const(weakref.getweakrefcount, "f")
+        for source in self.dropped_outside:
+            self.guards.add(f"{source.name()} has no weak references",
+                            f"{count}({source.expr(self.ns.const)}) == 0")
 
     def finalize_alias_guards(self) -> None:
         """Outside objects the trace mutated must stay distinct from the other outside objects

@@ -27,6 +27,8 @@ import sys
 import types
 from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
+from opcode_tables.resume import boxed_variant_of
+
 from . import config
 from .entry_codegen import MISS
 from .generated_code import compile_generated, unique_filename
@@ -65,21 +67,18 @@ class Handoff:
         self.box = box
 
 
-# Generated callers by (kind, number of arguments).  Named like the compiler's generated code,
-# so tracebacks leave them out (compiler.wrappers).
-_CALLERS: Dict[Tuple[str, int], Callable[..., Any]] = {}
+# Generated callers by number of arguments.  Named like the compiler's generated code, so
+# tracebacks leave them out (compiler.wrappers).
+_CALLERS: Dict[int, Callable[..., Any]] = {}
 
 
-def _caller(kind: str, n: int) -> Callable[..., Any]:
-    caller = _CALLERS.get((kind, n))
-    if caller is None:
-        if kind == "handoff call":   # f(*b), each argument taken out of b
-            source = f"def call(f, b):\n    return f({', '.join('b.pop(0)' for _ in range(n))})\n"
-        else:                        # "entry call": f(c, *b, _box=b), b left to the entry
-            source = f"def call(f, c, b):\n    return f(c{''.join(f', b[{i}]' for i in range(n))}, _box=b)\n"
+def _caller(n: int) -> Callable[..., Any]:
+    caller = _CALLERS.get(n)
+    if caller is None:   # f(*b), each argument taken out of b
+        source = f"def call(f, b):\n    return f({', '.join('b.pop(0)' for _ in range(n))})\n"
         scope: Dict[str, Any] = {}
-        exec(compile_generated(source, unique_filename(kind)), scope)
-        caller = _CALLERS[(kind, n)] = scope["call"]
+        exec(compile_generated(source, unique_filename("handoff call")), scope)
+        caller = _CALLERS[n] = scope["call"]
     return caller
 
 
@@ -87,28 +86,17 @@ def call_emptying(fn: Callable[..., Any], box: list) -> Any:
     """``fn(*box)`` with the box emptied as the arguments are taken, each passed as a plain
     positional argument: a call CPython 3.11+ makes by moving the arguments into the
     callee's frame, so that the callee alone holds them (its ``x = None`` frees x)."""
-    return _caller("handoff call", len(box))(fn, box)
-
-
-def entry_caller(n: int) -> Callable[[Callable[..., Any], Optional[tuple], list], Any]:
-    """``call(entry, closure, box)``: ``entry(closure, *box, _box=box)`` for boxes of ``n`` values,
-    without the argument tuple ``*box`` would make (which the caller's frame keeps until the
-    call returns): each value is passed as a plain positional argument, moved into the entry's
-    frame on CPython 3.11+, and the entry empties ``box`` once its guards accept them (a
-    rejected call leaves it whole for the next entry).  Look it up once per call of the frame,
-    not once per entry tried."""
-    return _caller("entry call", n)
+    return _caller(len(box))(fn, box)
 
 
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:
     """The result of the first entry (newest first) accepting the values in ``box``, or MISS.
-    With no entries nothing is called, not even ``len``: the driver has not yet checked that
-    the program left the builtins alone (compiler.convert_frame)."""
-    if not entries:
-        return MISS
-    call = entry_caller(len(box))
+    Each entry takes the values out of ``box`` itself and empties it once its guards accept
+    them (compiler.entry_codegen.build_entry_source): no argument tuple or caller's stack
+    holds them meanwhile.  With no entries nothing is called, not even ``len``: the driver
+    has not yet checked that the program left the builtins alone (compiler.convert_frame)."""
     for entry in entries:
-        result = call(entry, closure, box)
+        result = entry(closure, _box=box)
         if result is not MISS:
             return result
     return MISS
@@ -120,7 +108,7 @@ def run_handoffs(result: Any) -> Any:
         stub, conts, closure, box = result.stub, result.conts, result.closure, result.box
         result.box = []
         result = None
-        result = call_emptying(stub.function_for(closure), box)
+        result = stub.run_natively(closure, box)
         if conts is None or result.__class__ is not Resume:
             return result
         box, branch = list(result.values), result.branch
@@ -138,16 +126,37 @@ class _FunctionMaker:
         self.f_globals = f_globals
         self.qualname = qualname
         self._plain: Optional[types.FunctionType] = None
+        # Where a call keeps its arguments on the caller's stack until it returns, the code run
+        # natively takes them in a box it empties (opcode_tables.resume.boxed_code; made by
+        # compiler.graph_break where the table says so).
+        self._boxed_code = boxed_variant_of(code)
+        self._boxed_plain: Optional[types.FunctionType] = None
 
     def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
         # Only the closure-free function is kept: keeping the last closure would keep its
         # cells' contents alive after the frame returned (a finalizer would run late).
         if closure is None and self._plain is not None:
             return self._plain
-        fn = types.FunctionType(self.code, self.f_globals, self.code.co_name, None, closure)
-        fn.__qualname__ = self.qualname
+        fn = self._make(self.code, closure)
         if closure is None:
             self._plain = fn
+        return fn
+
+    def run_natively(self, closure: Optional[tuple], box: list) -> Any:
+        """The code run natively on the values in ``box`` (emptied as they are taken), so that
+        its frame alone holds them."""
+        if self._boxed_code is None:
+            return call_emptying(self.function_for(closure), box)
+        fn = self._boxed_plain if closure is None else None
+        if fn is None:
+            fn = self._make(self._boxed_code, closure)
+            if closure is None:
+                self._boxed_plain = fn
+        return fn(box)
+
+    def _make(self, code: types.CodeType, closure: Optional[tuple]) -> types.FunctionType:
+        fn = types.FunctionType(code, self.f_globals, code.co_name, None, closure)
+        fn.__qualname__ = self.qualname
         return fn
 
 
@@ -177,14 +186,13 @@ class Continuation(_FunctionMaker):
         them); the result may be a Handoff for run_handoffs."""
         if sys.gettrace() is not None and not config.trace_generated_code:
             # A trace function sees the plain lines (compiler.wrappers).
-            return call_emptying(self.function_for(closure), box)
+            return self.run_natively(closure, box)
         result = try_entries(self.cache.entries, closure, box)
         if result is not MISS:
             return result
-        fn = self.function_for(closure)
         if self.cache.native:
-            return call_emptying(fn, box)
-        return self._compile(fn, self.cache, box)
+            return self.run_natively(closure, box)
+        return self._compile(self.function_for(closure), self.cache, box)
 
 
 class Registry:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from .assemble import assemble
-from .decode import decode_cached
+from .decode import decode, decode_cached
 from .factories import body_start, create_call_function
 from .instruction import Instruction, create_instruction, point_at_copies
 from .liveness import live_locals, reachable
@@ -39,7 +39,7 @@ def is_generated_code(code: types.CodeType) -> bool:
     return code in _generated
 
 __all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "Origin", "origin_of",
-           "register_origin"]
+           "register_origin", "boxed_code", "boxed_variant_of"]
 
 # Opcodes whose argument names a fast local, a cell or a free variable: their
 # index changes when the parameters are reordered, so the assembler re-derives it.
@@ -396,3 +396,50 @@ def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence
         out.extend(exit_code)
     out.extend(main[at + 1:])
     return out
+
+
+# generated code object -> its boxed variant (weak: dies with the code it was made from)
+_BOXED: "weakref.WeakKeyDictionary[types.CodeType, types.CodeType]" = weakref.WeakKeyDictionary()
+
+
+def boxed_code(code: types.CodeType) -> types.CodeType:
+    """``code`` (a stub or continuation taking only positional parameters) as a function of one
+    list, ``f(box)``: a prologue moves the box's items into the parameters' locals and empties
+    it.  A caller that keeps its arguments on its own stack for the whole call (CPython up to
+    3.10: the table's fact ``calls_move_arguments`` is false) then holds nothing but an empty
+    list, so the callee alone holds the values, as the plain frame did: its ``del x`` frees x.
+    Made once per code object (``boxed_variant_of`` finds it again)."""
+    known = _BOXED.get(code)
+    if known is not None:
+        return known
+    if code.co_kwonlyargcount or code.co_flags & _CLEARED_FLAGS:
+        raise ValueError(f"{code.co_name}: only positional parameters can come from a box")
+    table = _current_table()
+    params = list(code.co_varnames[:code.co_argcount])
+    taken = set(code.co_varnames) | set(code.co_cellvars) | set(code.co_freevars) | set(code.co_names)
+    box = _fresh_name("___box", taken)
+    body = _copy_body(decode(code, table).split_instructions())
+    start = body_start(body, table)
+    prologue: List[Instruction] = [create_instruction("LOAD_FAST", argval=box)]
+    if params:
+        # UNPACK_SEQUENCE leaves the first item on top: stored first, into the first parameter.
+        prologue.append(create_instruction("UNPACK_SEQUENCE", arg=len(params)))
+        prologue.extend(create_instruction("STORE_FAST", argval=p) for p in params)
+        prologue.append(create_instruction("LOAD_CONST", argval=list.clear))
+        prologue.append(create_instruction("LOAD_FAST", argval=box))
+        prologue.extend(create_call_function(1, push_null=True, table=table))
+    prologue.append(create_instruction("POP_TOP"))
+    # The box is the compiler's, not the user's: locals() must not show it.
+    prologue.append(create_instruction("DELETE_FAST", argval=box))
+    overrides: Dict[str, Any] = {"co_argcount": 1, "co_varnames": (box,) + tuple(code.co_varnames)}
+    fields = set(table.fact("code_fields"))
+    boxed = assemble(body[:start] + prologue + body[start:], code,
+                     **{k: v for k, v in overrides.items() if k in fields})
+    _generated.add(boxed)
+    _BOXED[code] = boxed
+    return boxed
+
+
+def boxed_variant_of(code: types.CodeType) -> Optional[types.CodeType]:
+    """The variant ``boxed_code`` made of ``code``, if one was made."""
+    return _BOXED.get(code)

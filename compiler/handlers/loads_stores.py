@@ -69,8 +69,30 @@ def load_fast_and_clear(tx: InstructionTranslatorBase, inst: Instruction):
     tx.push(tx.locals.pop(inst.argval, NULL))
 
 
+def _let_go(tx: InstructionTranslatorBase, name: str) -> None:
+    """The local ``name`` is about to stop holding its value (OutputGraph.note_dropped_local):
+    told what else still holds it -- every frame's locals and stack, and the items of the
+    tuples and lists among those (a sequence the frame keeps holds its items)."""
+    old = tx.locals.get(name)
+    if old is None or old is NULL:
+        return
+    still_held = [v for n, v in tx.locals.items() if n != name] + list(tx.stack)
+    frame = getattr(tx, "parent", None)
+    while frame is not None:
+        still_held += list(frame.locals.values()) + list(frame.stack)
+        frame = getattr(frame, "parent", None)
+    for value in list(still_held):
+        items = getattr(value, "items", None)
+        if type(items) is list:
+            still_held += items
+    tx.output.note_dropped_local(old, still_held)
+
+
 @handler("STORE_FAST")
 def store_fast(tx: InstructionTranslatorBase, inst: Instruction):
+    value = tx.peek() if tx.stack else None
+    if value is not tx.locals.get(inst.argval):
+        _let_go(tx, inst.argval)
     value = tx.pop()
     if value is NULL:
         tx.locals.pop(inst.argval, None)
@@ -82,6 +104,7 @@ def store_fast(tx: InstructionTranslatorBase, inst: Instruction):
 def delete_fast(tx: InstructionTranslatorBase, inst: Instruction):
     if inst.argval not in tx.locals:
         tx.raise_python_exception(UnboundLocalError(f"local variable {inst.argval!r} referenced before assignment"))
+    _let_go(tx, inst.argval)
     del tx.locals[inst.argval]
 
 

@@ -21,15 +21,12 @@ import opcode_tables
 
 BACKENDS = ["eager", "numpy"]
 # Native code called at a break (the stub) sees the plain frame's references to a value exactly
-# only where calls move their arguments (3.11+; before, the stage's caller keeps them on its
-# stack) and loads are not borrowed (3.14+'s LOAD_FAST_BORROW pushes a local without a
-# reference of its own, where the stub restores its stack with owned ones).
+# only where loads are not borrowed (3.14+'s LOAD_FAST_BORROW pushes a local without a
+# reference of its own, where the stub restores its stack with owned ones).  (Stages and
+# entries take their values from a box they empty, so no caller's stack holds them on any
+# version: compiler.resume, opcode_tables.resume.boxed_code.)
 _TABLE = opcode_tables.current_table()
-_CALLER_KEEPS_ARGUMENTS = not _TABLE.fact("calls_move_arguments")
 _BORROWED_LOADS = "LOAD_FAST_BORROW" in _TABLE.opcodes
-_CALLER_STACK_GAP = pytest.mark.xfail(_CALLER_KEEPS_ARGUMENTS, strict=True, reason=(
-    "known gap before 3.11: a call keeps its arguments on the caller's stack, so a value handed "
-    "to a stub or continuation lives until that stage returns"))
 _BORROWED_GAP = pytest.mark.xfail(_BORROWED_LOADS, strict=True, reason=(
     "known gap from 3.14: the plain frame borrows a local it pushes (LOAD_FAST_BORROW) where a "
     "break stub restores its stack with owned references, which ndarray.resize's check sees"))
@@ -110,15 +107,24 @@ def _resize_inside(a):
     return b.sum(), a.copy()
 
 
-@pytest.mark.xfail(_CALLER_KEEPS_ARGUMENTS or _BORROWED_LOADS, strict=True,
-                   reason="known gaps: see _CALLER_STACK_GAP and _BORROWED_GAP")
+def _outcome(fn, *args):
+    """What a call did: its result, or its exception's type and message."""
+    try:
+        result = fn(*args)
+    except Exception as e:  # the behaviour compared, not an error of the test
+        return type(e), str(e)
+    return "returned", result[0], result[1].tolist()
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ndarray_resize_sees_the_plain_referrers(backend):
+    """Resizing an argument passed as a temporary: it works where the callee's frame alone
+    holds it (3.11+ moves arguments into the frame) and raises where the caller's stack keeps
+    one more reference (up to 3.10) -- compiled exactly as plain, with a stub that runs the
+    resize holding no reference of its own."""
     compiled = compiler.compile(_resize_inside, backend=backend)
-    for _ in range(2):  # compile, then a cache hit; the argument is a temporary, as resize needs
-        got, want = compiled(np.eye(3)), _resize_inside(np.eye(3))
-        assert got[0] == want[0]
-        np.testing.assert_array_equal(got[1], want[1])
+    for _ in range(2):  # compile, then a cache hit
+        assert _outcome(compiled, np.eye(3)) == _outcome(_resize_inside, np.eye(3))
 
 
 def _resize_that_must_fail(a):
@@ -177,7 +183,7 @@ def _drop_after_a_break(x, log):
 @pytest.mark.parametrize("program", [_drop_then_report, _drop_after_a_break], ids=lambda p: p.__name__[1:])
 def test_a_weakref_callback_has_run_when_the_compiled_call_returns(program, backend):
     """Every interpreter: by the time the compiled call returns the callback has run, once.
-    (Where inside the call it runs: the strict xfail below, and _CALLER_STACK_GAP.)"""
+    (Where inside the call it runs: the test below.)"""
     compiled = compiler.compile(program, backend=backend)
     for _ in range(2):
         plain_log, compiled_log = [], []
@@ -187,9 +193,6 @@ def test_a_weakref_callback_has_run_when_the_compiled_call_returns(program, back
         assert compiled_log.count("y died") == 1
 
 
-@pytest.mark.xfail(strict=True, reason="known gap: a weak reference callback (or finalizer) that a deletion "
-                   "inside a compiled region triggers runs when the region's entry returns, after the "
-                   "region's other side effects, not at the deletion")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_weakref_callbacks_run_where_the_plain_frame_lets_the_value_go(backend):
     compiled = compiler.compile(_drop_then_report, backend=backend)
@@ -197,6 +200,86 @@ def test_weakref_callbacks_run_where_the_plain_frame_lets_the_value_go(backend):
         plain_log, compiled_log = [], []
         assert compiled(np.arange(3.0), compiled_log) == _drop_then_report(np.arange(3.0), plain_log)
         assert compiled_log == plain_log
+
+
+def _callback_effect_read_later(x, log):
+    del x                      # the caller passed a temporary: this frees it, its callback runs
+    return len(log), x_sum(log)
+
+
+def x_sum(log):
+    return sum(len(str(item)) for item in log)
+
+
+def _rebound(x, log):
+    x = x * 2.0                # the argument's last reference goes here
+    log.append("rebound")
+    return x.sum()
+
+
+class _Finalized:
+    def __init__(self, log):
+        self.log = log
+
+    def __del__(self):
+        self.log.append("finalized")
+
+
+def _drop_finalized(obj, log):
+    del obj
+    log.append("after del")
+    return len(log)
+
+
+def _with_probe(program, make_value):
+    """Call ``program(value, log)`` the way a caller passing a temporary does, with a weak
+    reference whose callback logs, on the plain and the compiled function alike."""
+    def run(fn):
+        log = []
+        value = make_value(log)
+        keep = weakref.ref(value, lambda _: log.append("died")) if type(value).__weakrefoffset__ else None
+        box = [value]
+        del value
+        result = fn(box.pop(), log)
+        return result, log, keep
+    return run
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program, make_value", [
+    (_callback_effect_read_later, lambda log: np.arange(3.0)),
+    (_rebound, lambda log: np.arange(3.0)),
+    (_drop_finalized, _Finalized),
+], ids=["read-later", "rebound", "finalizer"])
+def test_what_a_dropped_argument_triggers_runs_in_plain_order(program, make_value, backend):
+    """An argument's last reference dropped inside a compiled region: its weak references'
+    callbacks and its finalizer run at that instruction, before the code after it (which
+    sees what they did), on the first call and on cache hits."""
+    run = _with_probe(program, make_value)
+    compiled = compiler.compile(program, backend=backend)
+    for _ in range(3):
+        want, got = run(program), run(compiled)
+        assert got[0] == want[0]
+        assert got[1] == want[1]
+
+
+def _rebinds_its_argument(x):
+    x = x + 1.0
+    return x * 2.0
+
+
+def test_an_argument_without_weak_references_is_guarded_to_have_none():
+    """No weak reference at the first call: one graph, guarded; a later call whose argument
+    has one recompiles (the new entry lets it go natively, in plain order)."""
+    compiled = compiler.compile(_rebinds_its_argument)
+    a = np.arange(3.0)
+    np.testing.assert_array_equal(compiled(a), _rebinds_its_argument(a))
+    guards = [g for e in compiler.introspection.cache_entries(compiled) for g in e.guard_names]
+    assert "L['x'] has no weak references" in guards
+    probe = weakref.ref(a)
+    np.testing.assert_array_equal(compiled(a), _rebinds_its_argument(a))
+    assert len(compiler.introspection.cache_entries(compiled)) == 2
+    assert probe() is a
 
 
 def _uses(x, scale):
@@ -227,7 +310,6 @@ def _cycle_dropped_then_collected():
     return probe() is None
 
 
-@_CALLER_STACK_GAP
 def test_a_cycle_a_native_continuation_drops_is_collected_by_its_own_gc_collect():
     """CPython's test_set container-iterator tests: the continuation that runs natively is
     called with its arguments moved into its frame, so the entry that called it holds none
