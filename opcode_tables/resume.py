@@ -424,7 +424,10 @@ def boxed_code(code: types.CodeType) -> types.CodeType:
     if params:
         # UNPACK_SEQUENCE leaves the first item on top: stored first, into the first parameter.
         prologue.append(create_instruction("UNPACK_SEQUENCE", arg=len(params)))
-        prologue.extend(create_instruction("STORE_FAST", argval=p) for p in params)
+        # A parameter that is also a cell is stored into its cell: the frame no longer makes
+        # the cell from an argument (3.8-3.10) / MAKE_CELL already made it empty (3.11+).
+        prologue.extend(create_instruction("STORE_DEREF" if p in code.co_cellvars else "STORE_FAST",
+                                           argval=p) for p in params)
         prologue.append(create_instruction("LOAD_CONST", argval=list.clear))
         prologue.append(create_instruction("LOAD_FAST", argval=box))
         prologue.extend(create_call_function(1, push_null=True, table=table))

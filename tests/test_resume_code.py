@@ -28,7 +28,7 @@ from tests.corpus.registry import Call
 from opcode_tables import current_table
 from opcode_tables.factories import body_start
 from opcode_tables.liveness import live_locals
-from opcode_tables.resume import NullCarrier, ResumeCode, ResumeExit, build_resume_code
+from opcode_tables.resume import NullCarrier, ResumeCode, ResumeExit, boxed_code, boxed_variant_of, build_resume_code
 
 TABLE = current_table()
 CALLS = ("CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW")
@@ -515,6 +515,59 @@ def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tup
                     "raw index (3.15), which a capture stub cannot pack (the compiler never captures it: it "
                     "rebuilds loops from its own iterator)")
     assert resumed, f"no call of {fn.__name__} was reached"
+
+
+def _boxed_continuation(point: Point, packed: _Packed) -> Any:
+    rc = build_resume_code(point.fn.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
+                           blocks=point.blocks, name="cont", qualname="cont")
+    boxed = boxed_code(rc.code)
+    assert boxed_variant_of(rc.code) is boxed and boxed_code(rc.code) is boxed  # made once
+    box = list(packed.values)
+    result = types.FunctionType(boxed, point.fn.__globals__, "cont", None, point.fn.__closure__)(box)
+    assert box == []
+    return result
+
+
+@pytest.mark.parametrize("fn,arg_sets", CASES, ids=[c[0].__name__ for c in CASES])
+def test_boxed_continuations_match_plain_and_empty_their_box(fn: Any, arg_sets: List[Tuple[Any, ...]]) -> None:
+    """The boxed variant (a stage run natively where calls keep their arguments on the caller's
+    stack) behaves as the continuation it was made from, and empties the box it is given."""
+    resumed = 0
+    for args in arg_sets:
+        expected = outcome(lambda: fn(*args))
+        for b in _calls(fn):
+            if not _reached(fn, args, b):
+                continue
+            point = Point(fn, b)
+            got = outcome(lambda: _boxed_continuation(point, capture(fn, args, b, [point.exit()])))
+            assert got == expected, (fn.__name__, args, b)
+            resumed += 1
+    if not resumed:
+        pytest.skip(f"no call of {fn.__name__} reached with a packable stack (see the test above)")
+
+
+def _drops_its_argument(value: Any, log: List[str]) -> Any:
+    del value
+    log.append("after del")
+    return sorted(locals())
+
+
+def test_a_boxed_stage_alone_holds_its_values() -> None:
+    """Its ``del`` frees the value (the caller keeps only the emptied box), and locals() shows
+    the user's names, not the box."""
+    import weakref
+
+    class Value:
+        pass
+
+    log: List[str] = []
+    value = Value()
+    probe = weakref.ref(value, lambda _: log.append("died"))
+    box: List[Any] = [value, log]
+    del value
+    fn = types.FunctionType(boxed_code(_drops_its_argument.__code__), globals())
+    assert fn(box) == ["log"]
+    assert log == ["died", "after del"] and probe() is None and box == []
 
 
 def test_nested_blocks_are_re_entered_between_the_stack_slots_they_cover() -> None:
