@@ -499,15 +499,16 @@ def _reached(fn: Any, args: Sequence[Any], b: int) -> bool:
 
 # -- continuation mode ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fn,arg_sets", CASES, ids=[c[0].__name__ for c in CASES])
-def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tuple[Any, ...]]) -> None:
+def _resume_after_every_call(fn: Any, arg_sets: List[Tuple[Any, ...]],
+                             resume: Any) -> None:
+    """``resume(fn, args, b)`` after every call ``b`` the arguments reach equals the plain call."""
     resumed = 0
     for args in arg_sets:
         expected = outcome(lambda: fn(*args))
         for b in _calls(fn):
             if not _reached(fn, args, b):
                 continue
-            got = outcome(lambda: resume_after(fn, args, b))
+            got = outcome(lambda: resume(fn, args, b))
             assert got == expected, (fn.__name__, args, b, instructions_of(fn.__code__)[0][b])
             resumed += 1
     if not resumed and TABLE.fact("iterator_slots") > 1:
@@ -517,7 +518,14 @@ def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tup
     assert resumed, f"no call of {fn.__name__} was reached"
 
 
-def _boxed_continuation(point: Point, packed: _Packed) -> Any:
+@pytest.mark.parametrize("fn,arg_sets", CASES, ids=[c[0].__name__ for c in CASES])
+def test_continuation_after_every_call_matches_plain(fn: Any, arg_sets: List[Tuple[Any, ...]]) -> None:
+    _resume_after_every_call(fn, arg_sets, resume_after)
+
+
+def _boxed_resume_after(fn: Any, args: Sequence[Any], b: int) -> Any:
+    point = Point(fn, b)
+    packed = capture(fn, args, b, [point.exit()])
     rc = build_resume_code(point.fn.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
                            blocks=point.blocks, name="cont", qualname="cont")
     boxed = boxed_code(rc.code)
@@ -532,18 +540,7 @@ def _boxed_continuation(point: Point, packed: _Packed) -> Any:
 def test_boxed_continuations_match_plain_and_empty_their_box(fn: Any, arg_sets: List[Tuple[Any, ...]]) -> None:
     """The boxed variant (a stage run natively where calls keep their arguments on the caller's
     stack) behaves as the continuation it was made from, and empties the box it is given."""
-    resumed = 0
-    for args in arg_sets:
-        expected = outcome(lambda: fn(*args))
-        for b in _calls(fn):
-            if not _reached(fn, args, b):
-                continue
-            point = Point(fn, b)
-            got = outcome(lambda: _boxed_continuation(point, capture(fn, args, b, [point.exit()])))
-            assert got == expected, (fn.__name__, args, b)
-            resumed += 1
-    if not resumed:
-        pytest.skip(f"no call of {fn.__name__} reached with a packable stack (see the test above)")
+    _resume_after_every_call(fn, arg_sets, _boxed_resume_after)
 
 
 def _drops_its_argument(value: Any, log: List[str]) -> Any:
