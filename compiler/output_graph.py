@@ -18,7 +18,7 @@ import builtins
 import types
 import weakref
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -114,9 +114,17 @@ class OutputGraph:
             if _one_tracker_per_object(value):
                 self._by_id[id(value)] = (value, var)
 
-    def wrap_constant_result(self, value: Any) -> VariableTracker:
-        """A tracker for a value computed at trace time (no source): constants and containers
-        of constants."""
+    def wrap_constant_result(self, value: Any, inputs: Sequence[VariableTracker] = ()) -> VariableTracker:
+        """A tracker for a value computed at trace time: constants and containers of constants.
+
+        ``inputs``: the trackers the value was computed from.  A computation that returns one
+        of its inputs' objects itself (``bytes(b)``, ``str(s)``, ``s.strip()`` with nothing to
+        strip, ``t + ()``, ``format(s, "")``) gives that input's tracker: the entry then hands
+        on the object the caller passed, as the plain function does (its identity on every
+        later call, and no reference of the cache's own to it), not the trace's."""
+        for var in inputs:
+            if var.source is not None and var.is_python_constant() and var.as_python_constant() is value:
+                return var
         return self._build_constant(value)
 
     def finalize_array_write_guards(self) -> None:
@@ -185,6 +193,7 @@ class OutputGraph:
     def finalize_alias_guards(self) -> None:
         """Outside objects the trace mutated must stay distinct from the other outside objects
         of their type on later calls (the replay assumes exactly this aliasing)."""
+        self._refuse_instance_dicts_seen_twice()
         mutated = [v for v in self.side_effects.mutated_containers] + \
             [v for _, v in self._by_id.values() if id(getattr(v, "value", None)) in
              self.side_effects.attr_owner_ids()]
@@ -194,6 +203,30 @@ class OutputGraph:
                     continue
                 self.guards.add(f"{var.source.name()} is not {other.source.name()}",
                                 f"{var.source.expr(self.ns.const)} is not {other.source.expr(self.ns.const)}")
+
+    def _refuse_instance_dicts_seen_twice(self) -> None:
+        """An outside dict that is an outside object's ``__dict__`` is that object's attributes:
+        traced as a dict of its own and as attributes, a change made through one is not seen
+        through the other and the replays undo each other.  Refused (the frame runs natively)
+        where either side changed; guarded distinct for later calls otherwise."""
+        attr_owners = self.side_effects.attr_owner_ids()
+        mutated_ids = {id(v) for v in self.side_effects.mutated_containers}
+        objects = [(value, var) for value, var in self._by_id.values()
+                   if var.source is not None and has_instance_dict(type(value)) and type(value) is not dict]
+        for d, dvar in self._by_id.values():
+            if type(d) is not dict or dvar.source is None:
+                continue
+            for obj, ovar in objects:
+                if id(dvar) not in mutated_ids and id(obj) not in attr_owners:
+                    continue
+                d_expr, o_expr = dvar.source.expr(self.ns.const), ovar.source.expr(self.ns.const)
+                if getattr(obj, "__dict__", None) is d:
+                    self.guards.add(f"{dvar.source.name()} is {ovar.source.name()}.__dict__",
+                                    f"{d_expr} is {o_expr}.__dict__")
+                    raise Unsupported(f"{dvar.source.name()} is the __dict__ of {ovar.source.name()}, "
+                                      "changed both as a dict and as attributes")
+                self.guards.add(f"{dvar.source.name()} is not {ovar.source.name()}.__dict__",
+                                f"{d_expr} is not getattr({o_expr}, '__dict__', None)")
 
     def wrap_cell_contents(self, source: Source) -> VariableTracker:
         value = eval(source.expr(self.ns.const), self.eval_scope())  # noqa: S307 - our own generated text

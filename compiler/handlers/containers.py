@@ -150,7 +150,8 @@ _CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
 def _format(tx: InstructionTranslatorBase, value, spec: str) -> ConstantVariable:
     if not value.is_python_constant():
         raise Unsupported(f"formatting {value.describe()} into a string needs its value")
-    return ConstantVariable(tx.run_constant(format, [value.as_python_constant(), spec], {}))
+    return tx.output.wrap_constant_result(tx.run_constant(format, [value.as_python_constant(), spec], {}),
+                                          [value])
 
 
 @handler("FORMAT_VALUE")
@@ -162,7 +163,8 @@ def format_value(tx: InstructionTranslatorBase, inst: Instruction):
     if convert is not None:
         if not value.is_python_constant():
             raise Unsupported(f"converting {value.describe()} to a string needs its value")
-        value = ConstantVariable(tx.run_constant(convert, [value.as_python_constant()], {}))
+        value = tx.output.wrap_constant_result(tx.run_constant(convert, [value.as_python_constant()], {}),
+                                               [value])
     tx.push(_format(tx, value, spec))
 
 
@@ -171,7 +173,8 @@ def convert_value(tx: InstructionTranslatorBase, inst: Instruction):
     value = tx.pop()
     if not value.is_python_constant():
         raise Unsupported(f"converting {value.describe()} to a string needs its value")
-    tx.push(ConstantVariable(tx.run_constant(_CONVERSIONS[inst.arg], [value.as_python_constant()], {})))
+    tx.push(tx.output.wrap_constant_result(
+        tx.run_constant(_CONVERSIONS[inst.arg], [value.as_python_constant()], {}), [value]))
 
 
 @handler("FORMAT_SIMPLE")

@@ -81,7 +81,7 @@ class BuiltinVariable(FixedObjectVariable):
                     raise Unsupported(f"{fn.__name__}() with keyword arguments")
                 return ExceptionVariable.create(tx, fn, constants_of(args))
             value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
-            return tx.output.wrap_constant_result(value)
+            return tx.output.wrap_constant_result(value, list(args) + list(kwargs.values()))
         if isinstance(fn, type) and issubclass(fn, BaseException):
             raise Unsupported(f"exception {fn.__name__} with non-constant arguments")
         name = getattr(fn, "__name__", repr(fn))
@@ -392,7 +392,7 @@ def _min_max(fn):
         # (e.g. default= with several positional arguments is a TypeError).
         real_args = [constants_of(items)] if len(args) == 1 else constants_of(items)
         value = tx.run_constant(fn, real_args, {k: v.as_python_constant() for k, v in kwargs.items()})
-        return tx.output.wrap_constant_result(value)
+        return tx.output.wrap_constant_result(value, list(items) + list(kwargs.values()))
     return handler
 
 

@@ -63,7 +63,7 @@ class ConstantVariable(VariableTracker):
         except AttributeError as e:
             raise Unsupported(f"attribute error at trace time: {e}") from None
         if callable(attr) and not isinstance(attr, type):
-            return ConstantMethodVariable(self.value, name)
+            return ConstantMethodVariable(self.value, name, owner=self)
         return ConstantVariable(attr)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
@@ -89,10 +89,11 @@ class ConstantVariable(VariableTracker):
 class ConstantMethodVariable(VariableTracker):
     """A method of an immutable constant (``"a,b".split``), evaluated on constant arguments."""
 
-    def __init__(self, obj: Any, name: str) -> None:
+    def __init__(self, obj: Any, name: str, owner: Optional[VariableTracker] = None) -> None:
         super().__init__(None)
         self.obj = obj
         self.name = name
+        self.owner = owner  # the constant's tracker: a method returning the object itself
 
     def describe(self) -> str:
         return f"method {type(self.obj).__name__}.{self.name}"
@@ -103,7 +104,8 @@ class ConstantMethodVariable(VariableTracker):
         values = [static_value(tx, a, self.describe()) for a in args]
         result = tx.run_constant(method, values, {k: static_value(tx, v, self.describe())
                                                   for k, v in kwargs.items()})
-        return tx.output.wrap_constant_result(result)
+        inputs = ([self.owner] if self.owner is not None else []) + list(args) + list(kwargs.values())
+        return tx.output.wrap_constant_result(result, inputs)
 
 
 def static_value(tx: Translator, var: VariableTracker, what: str) -> Any:

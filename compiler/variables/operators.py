@@ -63,18 +63,20 @@ def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
             and all(v.is_python_constant() for v in b.items.values()):
         # "%(key)s" % mapping only reads the mapping: formatted from a snapshot of it.
         snapshot = {k: v.as_python_constant() for k, v in b.items.items()}
-        return _constant_result(tx, operator.mod, a.as_python_constant(), snapshot)
+        value = tx.run_constant(operator.mod, [a.as_python_constant(), snapshot], {})
+        return tx.output.wrap_constant_result(value, [a])
     if a.is_python_constant() and b.is_python_constant():
         fn = BINARY.get(name) or COMPARE.get(name)
         if inplace:
             fn = getattr(operator, "i" + name.rstrip("_")) if name != "and_" and name != "or_" else (
                 operator.iand if name == "and_" else operator.ior)
-        return _constant_result(tx, fn, a.as_python_constant(), b.as_python_constant())
+        return _constant_result(tx, fn, a, b)
     return _container_binary_op(tx, name, a, b, inplace)
 
 
-def _constant_result(tx: Translator, fn: Callable, *values) -> VariableTracker:
-    return tx.output.wrap_constant_result(tx.run_constant(fn, list(values), {}))
+def _constant_result(tx: Translator, fn: Callable, *operands: VariableTracker) -> VariableTracker:
+    value = tx.run_constant(fn, [v.as_python_constant() for v in operands], {})
+    return tx.output.wrap_constant_result(value, operands)
 
 
 def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker:
@@ -129,7 +131,7 @@ def unary_op(tx: Translator, name: str, a: VariableTracker) -> VariableTracker:
     if isinstance(a, ArrayVariable):
         return call_op(tx, lookup_operator(name), [a], {})
     if a.is_python_constant():
-        return _constant_result(tx, UNARY[name], a.as_python_constant())
+        return _constant_result(tx, UNARY[name], a)
     raise Unsupported(f"unary operator {name} on {a.describe()}")
 
 

@@ -199,6 +199,11 @@ class UserObjectVariable(VariableTracker):
             raise Unsupported(f"attribute of {self.describe()} without a source")
         cls = type(self.value)
         _check_plain_class(cls)
+        if name == "__dict__":
+            # The instance dict is the attributes themselves: modelled as a dict of its own,
+            # its changes and the attribute stores would be replayed separately (one undoing
+            # the other).
+            raise Unsupported(f"__dict__ of {self.describe()} (the attributes seen as a dict)")
         class_attr = _class_lookup(cls, name)
         if not _is_data_descriptor(class_attr):
             stored = tx.output.side_effects.lookup("attr", self.value, name)
