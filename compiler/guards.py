@@ -191,12 +191,23 @@ class GuardSet:
                      f"{self.ns.const(_value_bits, 'f')}({self._e(source)}) == {key!r}")
             return
         self.add(f"{source.name()} == {_short_repr(value)}",
-                 f"{self._e(source)} == {self.ns.const(value, 'c')}")
+                 f"{self._e(source)} == {self._compared_with(value)}")
         if _has_zero_part(value):
             # 0.0 == -0.0: the sign of a zero is guarded too (1/x, copysign, atan2 see it).
             key = _zero_signs(value)
             self.add(f"signs of zeros in {source.name()} are {key}",
                      f"{self.ns.const(_zero_signs, 'f')}({self._e(source)}) == {key!r}")
+
+    def _compared_with(self, value: Any) -> str:
+        """What a value guard compares with.  A str, bytes or int is spelled as a literal: the
+        entry's code then holds an equal object of its own, not the program's (whose
+        reference count sys.getrefcount shows, and whose lifetime the cache must not extend).
+        Other constants are held as objects (floats keep their bits; a repr is never trusted)."""
+        if type(value) in (str, bytes, int):
+            literal = repr(value)
+            if len(literal) <= _LITERAL_LIMIT:
+                return literal
+        return self.ns.const(value, "c")
 
     def length_match(self, source: Source, length: int) -> None:
         self.add(f"len({source.name()}) == {length}", f"len({self._e(source)}) == {length}")
@@ -224,6 +235,11 @@ class GuardSet:
             self.add(f"{source.name()} is F-contiguous", f"{e}.flags.f_contiguous")
         else:
             self.add(f"{source.name()}.strides == {value.strides}", f"{e}.strides == {value.strides!r}")
+
+
+# Longer str/bytes/int values are compared with a held object rather than spelled out in the
+# entry's source.
+_LITERAL_LIMIT = 200
 
 
 def _param_key(source: Source, part: str, value: Any) -> Optional[Tuple[str, str, Any]]:

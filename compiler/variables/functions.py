@@ -377,15 +377,23 @@ class PartialVariable(VariableTracker):
         return functools.partial
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        return self.func.call(tx, [*self.args, *args], {**self.kwargs, **kwargs})
+        keywords = self.kwargs
+        if self.source is not None:
+            # Its keywords dict may have been changed through ``p.keywords`` earlier in the trace.
+            keywords = self.getattr(tx, "keywords").items
+        return self.func.call(tx, [*self.args, *args], {**keywords, **kwargs})
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name == "func":
             return self.func
-        if name == "args":
-            return TupleVariable(self.args)
-        if name == "keywords":
-            return DictVariable(self.kwargs)
+        if name in ("args", "keywords"):
+            if self.source is None:
+                # Rebuilt at the end from its parts: a tuple or dict handed out now would not
+                # be the rebuilt partial's own (identity, and changes to the dict).
+                raise Unsupported(f".{name} of a functools.partial made in the trace")
+            # The object the partial holds (one tracker per source: `p.args is p.args`; the
+            # keywords dict is the caller's, its changes replayed on it).
+            return tx.output.wrap_cell_contents(AttrSource(self.source, name))
         return super().getattr(tx, name)
 
     def reconstruct(self, cg) -> str:

@@ -1147,3 +1147,29 @@ def test_an_objects_dict_and_its_attribute_stores_are_one_dict():
         compiled = compiler.compile(_dict_and_attributes, backend="eager")
         assert compiled(made) == _dict_and_attributes(made_too)
         assert vars(made) == vars(made_too)
+
+
+def _capture(*args, **kwargs):
+    return args, kwargs
+
+
+def _partial_parts(p, q):
+    p.keywords["z"] = 3                     # changes the partial itself
+    return (p(1), p.keywords is p.keywords, p.args is p.args, q.args is p.args,
+            q.keywords is p.keywords)
+
+
+def test_a_partials_args_and_keywords_are_its_own_objects():
+    """CPython's test_functools.TestPartialC.test_copy / test_keystr_replaces_value: ``p.args``
+    and ``p.keywords`` are the partial's own tuple and dict (identity; a change to the dict
+    changes what the partial passes)."""
+    import copy
+    import functools
+
+    compiled = compiler.compile(_partial_parts, backend="eager")
+    for _ in range(2):
+        plain_p = functools.partial(_capture, [0], y=2)
+        compiled_p = functools.partial(_capture, [0], y=2)
+        want = _partial_parts(plain_p, copy.copy(plain_p))
+        assert compiled(compiled_p, copy.copy(compiled_p)) == want
+        assert compiled_p.keywords == plain_p.keywords

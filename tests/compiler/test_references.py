@@ -317,3 +317,20 @@ def test_a_cycle_a_native_continuation_drops_is_collected_by_its_own_gc_collect(
     compiled = compiler.compile(_cycle_dropped_then_collected)
     for _ in range(2):
         assert compiled() is _cycle_dropped_then_collected() is True
+
+
+def _uses_constants(b, s, n):
+    return len(b) + len(s) + n
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_value_guards_hold_no_reference_to_the_guarded_objects(backend):
+    """A str, bytes or int guarded by value is compared with an equal object of the entry's
+    own: the program's object keeps its plain reference count (CPython's test_memoryview
+    counts them) and is not kept alive by the cache."""
+    compiled = compiler.compile(_uses_constants, backend=backend)
+    for _ in range(3):
+        plain = (bytes(bytearray(b"abcdef")), "".join(["sp", "am"]), int("9" * 25))
+        traced = (bytes(bytearray(b"abcdef")), "".join(["sp", "am"]), int("9" * 25))
+        assert compiled(*traced) == _uses_constants(*plain)
+        assert [sys.getrefcount(v) for v in traced] == [sys.getrefcount(v) for v in plain]
