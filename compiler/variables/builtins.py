@@ -464,6 +464,10 @@ def _partial(tx: Translator, args, kwargs):
         if not func.is_python_constant() and not isinstance(func, (BaseUserFunctionVariable, BoundMethodVariable,
                                                                    BuiltinVariable)):
             return None  # the real partial checks callability (and flattens what it can see)
+        if func.is_python_constant():
+            # The real constructor's check, raised here inside the program's own try blocks
+            # (not later, when the entry rebuilds the partial): partial(2) is a TypeError.
+            tx.run_constant(functools.partial, [func.as_python_constant()], {})
         return PartialVariable(func, list(args[1:]), dict(kwargs))
 
 

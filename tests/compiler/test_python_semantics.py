@@ -1173,3 +1173,19 @@ def test_a_partials_args_and_keywords_are_its_own_objects():
         want = _partial_parts(plain_p, copy.copy(plain_p))
         assert compiled(compiled_p, copy.copy(compiled_p)) == want
         assert compiled_p.keywords == plain_p.keywords
+
+
+def _partial_of_a_non_callable(value):
+    import functools
+    try:
+        functools.partial(value)
+    except TypeError as e:
+        return "caught: " + str(e)
+    return "made"
+
+
+@pytest.mark.parametrize("value", [2, "text", None, len])
+def test_partial_checks_its_first_argument_where_the_program_calls_it(value):
+    """CPython's test_functools.TestPartialC.test_argument_checking: the TypeError is raised
+    inside the program's try block."""
+    assert_same_behaviour(_partial_of_a_non_callable, value)
