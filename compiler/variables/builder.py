@@ -13,6 +13,7 @@ import collections
 import contextlib
 import functools
 import types
+import weakref
 from typing import Any, Iterator, Optional
 
 import numpy as np
@@ -48,7 +49,11 @@ _BUILTIN_CALLABLE_TYPES = frozenset({
 # Builtin types the tracer does not model that a frame may still receive (an argument, a
 # continuation's stack value): passed along as the object itself, guarded by type; any use
 # is a graph break.  (Cells, frames and the like stay refused: the frame runs natively.)
-_PASSED_ALONG = frozenset({types.CodeType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType})
+# Weak references too: calling one is a break, and a guard holding one by identity would keep
+# it alive (a weak reference cannot itself be weakly referenced): its callback would still run
+# after the program dropped it, and weakref.getweakrefcount would count it.
+_PASSED_ALONG = frozenset({types.CodeType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType,
+                           weakref.ReferenceType, weakref.ProxyType, weakref.CallableProxyType})
 
 def wrap(output, value: Any, source: Optional[Source]) -> VariableTracker:
     """A tracker for ``value`` read from ``source`` (guards recorded on ``output.guards``)."""
@@ -203,7 +208,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return LocalFunctionVariable(value, source)
 
     # -- callables: identity-guarded --------------------------------------
-    if guards is not None and (callable(value) or issubclass(tp, type)):
+    if guards is not None and (callable(value) or issubclass(tp, type)) and tp not in _PASSED_ALONG:
         if tp is functools.partial:
             guards.type_match(source, tp)
         elif tp is types.MethodType:

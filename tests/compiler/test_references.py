@@ -334,3 +334,32 @@ def test_value_guards_hold_no_reference_to_the_guarded_objects(backend):
         traced = (bytes(bytearray(b"abcdef")), "".join(["sp", "am"]), int("9" * 25))
         assert compiled(*traced) == _uses_constants(*plain)
         assert [sys.getrefcount(v) for v in traced] == [sys.getrefcount(v) for v in plain]
+
+
+def _holds_weak_references(ref, proxy, log):
+    log.append("called")
+    return ref is not None and proxy is not None
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_weak_reference_objects_are_not_kept_by_the_cache(backend):
+    """A weak reference (or proxy) passed to a compiled function is guarded by type: the
+    cache does not hold it (one cannot be weakly referenced), so once the program drops it,
+    it is gone (weakref.getweakrefcount, CPython's test_weakref) and its callback never runs;
+    a new one on the next call is no recompile."""
+    class Target:
+        pass
+
+    compiled = compiler.compile(_holds_weak_references, backend=backend)
+    for _ in range(3):
+        target, callbacks = Target(), []
+        ref = weakref.ref(target, lambda _: callbacks.append("ref"))
+        proxy = weakref.proxy(target, lambda _: callbacks.append("proxy"))
+        log = []
+        assert compiled(ref, proxy, log) is True and log == ["called"]
+        assert weakref.getweakrefcount(target) == 2
+        del ref, proxy
+        assert weakref.getweakrefcount(target) == 0
+        del target
+        assert callbacks == []
+    assert len(compiler.introspection.cache_entries(compiled)) == 1
