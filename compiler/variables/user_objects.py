@@ -211,7 +211,7 @@ class UserObjectVariable(VariableTracker):
                 if stored.value is not DELETED:
                     return stored.value
             else:
-                instance_dict = getattr(self.value, "__dict__", None)
+                instance_dict = _string_keyed_dict(self.value)
                 if instance_dict is not None and name in instance_dict:
                     return tx.output.wrap(instance_dict[name], AttrSource(self.source, name))
         return class_attribute(tx, self, cls, TypeSource(self.source), name, class_attr)
@@ -229,7 +229,7 @@ class UserObjectVariable(VariableTracker):
         tx.output.note_mutation(self, what)
         effects = tx.output.side_effects
         stored = effects.lookup("attr", self.value, name)
-        existed = name in vars(self.value) if stored is None else stored.existed
+        existed = name in _string_keyed_dict(self.value) if stored is None else stored.existed
         exists_now = existed if stored is None else stored.value is not DELETED
         if value is None and not exists_now:
             tx.raise_python_exception(AttributeError(name))
@@ -267,9 +267,21 @@ def native_method(obj: VariableTracker, name: str) -> Optional[VariableTracker]:
         return None
     if not isinstance(_class_lookup(cls, name), _C_METHOD_TYPES):
         return None
-    if name in (getattr(value, "__dict__", None) or {}):
+    if name in (_string_keyed_dict(value) or {}):
         return None
     return NativeMethodVariable(obj, name)
+
+
+def _string_keyed_dict(value: Any) -> Optional[dict]:
+    """``value.__dict__`` (None without one), for looking attribute names up at trace time.
+    A key that is not a str could run its own ``__eq__`` (or ``__hash__``) during such a
+    lookup -- user code at trace time (CPython's test_descr.test_vicious_descriptor_nonsense
+    deletes a class attribute from it): refused instead."""
+    instance_dict = getattr(value, "__dict__", None)
+    if instance_dict is not None and not all(type(k) is str for k in instance_dict):
+        raise Unsupported(f"the attributes of a {type(value).__name__} object include keys that are not "
+                          "strings (looking a name up could run their __eq__)")
+    return instance_dict
 
 
 class NativeMethodVariable(VariableTracker):

@@ -1189,3 +1189,43 @@ def test_partial_checks_its_first_argument_where_the_program_calls_it(value):
     """CPython's test_functools.TestPartialC.test_argument_checking: the TypeError is raised
     inside the program's try block."""
     assert_same_behaviour(_partial_of_a_non_callable, value)
+
+
+class _EvilKey:
+    """A key whose __eq__ deletes a class attribute: user code a dict lookup runs."""
+
+    def __hash__(self):
+        return hash("attr")
+
+    def __eq__(self, other):
+        try:
+            del _HasDescriptor.attr
+        except AttributeError:
+            pass
+        return False
+
+
+class _ReturnsOne:
+    def __get__(self, obj, owner=None):
+        return 1
+
+
+class _HasDescriptor:
+    pass
+
+
+def _read_attr(obj):
+    return obj.attr
+
+
+def test_tracing_runs_no_user_code_in_an_instance_dict_lookup():
+    """CPython's test_descr.test_vicious_descriptor_nonsense: looking ``attr`` up in an instance
+    dict holding a colliding non-str key runs that key's __eq__; the tracer must not do that
+    at trace time (the call would fail), only the program, once."""
+    compiled = compiler.compile(_read_attr, backend="eager")
+    for fn in (_read_attr, compiled, compiled):
+        _HasDescriptor.attr = _ReturnsOne()
+        obj = _HasDescriptor()
+        obj.__dict__[_EvilKey()] = 0
+        assert fn(obj) == 1
+        assert not hasattr(_HasDescriptor, "attr")
