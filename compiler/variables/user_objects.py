@@ -221,7 +221,7 @@ class UserObjectVariable(VariableTracker):
         cache entry; only plain instance-dict attributes are modelled."""
         cls = type(self.value)
         what = f"attribute {'store' if value is not None else 'delete'} .{name}"
-        if self.source is None or not hasattr(self.value, "__dict__") or \
+        if self.source is None or _string_keyed_dict(self.value) is None or \
                 _class_lookup(cls, "__setattr__") is not object.__setattr__ or \
                 _class_lookup(cls, "__delattr__") is not object.__delattr__ or \
                 _is_data_descriptor(_class_lookup(cls, name)):
@@ -277,7 +277,11 @@ def _string_keyed_dict(value: Any) -> Optional[dict]:
     A key that is not a str could run its own ``__eq__`` (or ``__hash__``) during such a
     lookup -- user code at trace time (CPython's test_descr.test_vicious_descriptor_nonsense
     deletes a class attribute from it): refused instead."""
-    instance_dict = getattr(value, "__dict__", None)
+    # Read through the type's descriptor: getattr would run a class's own __getattribute__.
+    descriptor = _class_lookup(type(value), "__dict__")
+    if type(descriptor) not in (types.GetSetDescriptorType, types.MemberDescriptorType):
+        return None  # no instance dict (or one a Python-level descriptor computes)
+    instance_dict = descriptor.__get__(value, type(value))
     if instance_dict is not None and not all(type(k) is str for k in instance_dict):
         raise Unsupported(f"the attributes of a {type(value).__name__} object include keys that are not "
                           "strings (looking a name up could run their __eq__)")

@@ -1229,3 +1229,35 @@ def test_tracing_runs_no_user_code_in_an_instance_dict_lookup():
         obj.__dict__[_EvilKey()] = 0
         assert fn(obj) == 1
         assert not hasattr(_HasDescriptor, "attr")
+
+
+def _module_attribute_cycle(log):
+    MT = type(sys)
+
+    class Logged(MT):
+        def __getattribute__(self, name):
+            log.append(("getattr", name))
+            return MT.__getattribute__(self, name)
+
+        def __setattr__(self, name, value):
+            log.append(("setattr", name, value))
+            MT.__setattr__(self, name, value)
+
+        def __delattr__(self, name):
+            log.append(("delattr", name))
+            MT.__delattr__(self, name)
+
+    module = Logged("m")
+    module.foo = 12
+    value = module.foo
+    del module.foo
+    return value
+
+
+def test_tracing_reads_no_attribute_through_a_classs_own_getattribute():
+    """CPython's test_descr.test_module_subclasses: the tracer finds an object's instance dict
+    through its type, never by running the class's __getattribute__ (it logs)."""
+    plain_log, compiled_log = [], []
+    assert compiler.compile(_module_attribute_cycle, backend="eager")(compiled_log) == \
+        _module_attribute_cycle(plain_log)
+    assert compiled_log == plain_log
