@@ -85,8 +85,16 @@ class SideEffects:
                 compute.append(f"{tmp} = [{', '.join(item.reconstruct(cg) for item in var.items)}]")
                 apply.append(f"{src}[:] = {tmp}")
             elif issubclass(kind, dict):
-                pairs = ", ".join(f"({cg.const(k) if not isinstance(k, (int, str)) else repr(k)}, "
-                                  f"{v.reconstruct(cg)})" for k, v in var.items.items())
+                added = _dict_additions(var)
+                if added is not None:
+                    # Only keys added or values replaced, in order: set just those, as the
+                    # program did (a clear() would also change the dict's layout: a split
+                    # instance dict becomes combined, sys.getsizeof sees it).
+                    if added:
+                        compute.append(f"{tmp} = ({''.join(v.reconstruct(cg) + ', ' for _k, v in added)})")
+                        apply += [f"{src}[{_key(cg, k)}] = {tmp}[{i}]" for i, (k, _v) in enumerate(added)]
+                    continue
+                pairs = ", ".join(f"({_key(cg, k)}, {v.reconstruct(cg)})" for k, v in var.items.items())
                 compute.append(f"{tmp} = [{pairs}]")
                 apply += [f"{src}.clear()", f"{src}.update({tmp})"]
             else:  # set
@@ -96,6 +104,23 @@ class SideEffects:
             compute.append(f"_sa{k} = {cg.graph_output(var.as_node(cg.tx))}")
             apply.append(f"{cg.source_expr(var.source)}[...] = _sa{k}")
         return compute + apply
+
+
+def _key(cg, key: Any) -> str:
+    return repr(key) if type(key) in (int, str) else cg.const(key)
+
+
+def _dict_additions(var: Any) -> Optional[List[Tuple[Any, Any]]]:
+    """The (key, value) pairs to set on an outside dict so that it ends as the trace left it,
+    when the trace only added keys or replaced values (every key it started with still there,
+    in its place); None when keys went or moved (the replay then rebuilds the whole dict)."""
+    initial = getattr(var, "initial", None)
+    if initial is None:
+        return None
+    keys = list(var.items)
+    if keys[:len(initial)] != list(initial):
+        return None
+    return [(k, v) for k, v in var.items.items() if k not in initial or initial[k] is not v]
 
 
 def _target_expr(cg, location: Location) -> str:

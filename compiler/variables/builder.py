@@ -176,6 +176,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             if tp is collections.defaultdict and value.default_factory is not None:
                 mapping.default_factory = _item(output, value.default_factory,
                                                 AttrSource(source, "default_factory") if source is not None else None)
+        if source is not None:
+            mapping.initial = dict(mapping.items)  # what the replay of its changes starts from
         return mapping
     if tp is frozenset and all(type(v) in _CONSTANT_TYPES for v in value):
         if guards is not None:

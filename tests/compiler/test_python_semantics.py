@@ -1261,3 +1261,49 @@ def test_tracing_reads_no_attribute_through_a_classs_own_getattribute():
     assert compiler.compile(_module_attribute_cycle, backend="eager")(compiled_log) == \
         _module_attribute_cycle(plain_log)
     assert compiled_log == plain_log
+
+
+def _shared_key_dicts():
+    """Two instance dicts sharing their keys (a fresh class each time: the keys a class's
+    instances share grow with every run)."""
+    class Shared:
+        pass
+
+    a, b = Shared(), Shared()
+    a.x = b.x = 1
+    return a.__dict__, b.__dict__
+
+
+def _adds_keys(a, b):
+    a["a"] = 1
+    a["b"] = 2
+    b.setdefault("b", 2)
+    b["a"] = 1
+    return list(a), list(b)
+
+
+def _deletes_and_readds(d):
+    d["q"] = 1
+    del d["x"]
+    d["x"] = 5
+    return len(d)
+
+
+def test_changes_to_an_outside_dict_are_replayed_as_the_program_made_them():
+    """CPython's test_dict.test_splittable_setdefault: a dict the trace only added keys to is
+    given just those keys, in order, as the program did (a rebuild with clear() changes a
+    shared-key instance dict's layout, which sys.getsizeof shows); one whose keys went or
+    moved is rebuilt, and ends as plain."""
+    compiled = compiler.compile(_adds_keys, backend="eager")
+    for _ in range(2):
+        plain_a, plain_b = _shared_key_dicts()
+        want = _adds_keys(plain_a, plain_b)
+        got_a, got_b = _shared_key_dicts()
+        assert compiled(got_a, got_b) == want
+        assert (got_a, got_b) == (plain_a, plain_b)
+        assert [sys.getsizeof(d) for d in (got_a, got_b)] == [sys.getsizeof(d) for d in (plain_a, plain_b)]
+    compiled = compiler.compile(_deletes_and_readds, backend="eager")
+    for _ in range(2):
+        plain, got = {"x": 0, "y": 1}, {"x": 0, "y": 1}
+        assert compiled(got) == _deletes_and_readds(plain)
+        assert list(got.items()) == list(plain.items())
