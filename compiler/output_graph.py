@@ -160,6 +160,10 @@ class OutputGraph:
         outside the trace that has weak references or a finalizer therefore ends the graph
         here, so the deletion runs natively; one without them is guarded to have none on later
         calls.  (Objects the trace made itself have no weak references: making one breaks.)"""
+        for held in _outside_values_in(var):
+            self._note_dropped_outside(held, frame_values)
+
+    def _note_dropped_outside(self, var: VariableTracker, frame_values: List[Any]) -> None:
         source = var.source
         # Only the frame's own argument slots can hold an outside object's last reference (a
         # caller moves its arguments in); what is read from a container, an attribute or a
@@ -244,6 +248,24 @@ class OutputGraph:
         node = self.graph.placeholder(_placeholder_name(source), var.meta)
         self.graph_inputs.append(source)
         return node
+
+
+def _outside_values_in(var: VariableTracker, seen: Optional[Set[int]] = None) -> List[VariableTracker]:
+    """``var`` itself if it came from outside, else the outside values a container the trace
+    made holds (through nested ones): dropping the container drops them."""
+    if var.source is not None:
+        return [var]
+    seen = set() if seen is None else seen
+    if id(var) in seen:
+        return []
+    seen.add(id(var))
+    found: List[VariableTracker] = []
+    items = getattr(var, "items", None)
+    children = items.values() if type(items) is dict else items if type(items) is list else ()
+    for child in children:
+        if isinstance(child, VariableTracker):
+            found += _outside_values_in(child, seen)
+    return found
 
 
 def _placeholder_name(source: Source) -> str:

@@ -363,3 +363,22 @@ def test_weak_reference_objects_are_not_kept_by_the_cache(backend):
         del target
         assert callbacks == []
     assert len(compiler.introspection.cache_entries(compiled)) == 1
+
+
+def _finalized_through_a_list(make, log):
+    items = [make(log), make(log)]
+    del items                  # the list held the objects' last references: they go here
+    log.append("after del")
+    return len(log)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_finalizers_of_a_dropped_containers_items_run_at_the_drop(backend):
+    """CPython's test_iter.test_ref_counting_behavior: objects from outside (here made natively:
+    a class with __del__ breaks) held only by a list the trace made run their finalizers where
+    the list goes, before the code after it."""
+    compiled = compiler.compile(_finalized_through_a_list, backend=backend)
+    for _ in range(2):
+        plain_log, compiled_log = [], []
+        assert compiled(_Finalized, compiled_log) == _finalized_through_a_list(_Finalized, plain_log)
+        assert compiled_log == plain_log
