@@ -164,12 +164,21 @@ class OutputGraph:
             self._note_dropped_outside(held, frame_values)
 
     def _note_dropped_outside(self, var: VariableTracker, frame_values: List[Any]) -> None:
-        source = var.source
         # Only the frame's own argument slots can hold an outside object's last reference (a
         # caller moves its arguments in); what is read from a container, an attribute or a
         # global stays held there.
-        if type(source) is not LocalSource or any(v is var for v in frame_values):
+        if type(var.source) is not LocalSource or any(v is var for v in frame_values):
             return
+        self._check_released(var, [0])
+
+    def _check_released(self, var: VariableTracker, count: List[int]) -> None:
+        """``var`` (from outside) may go now, and with it what only it holds: the items of a
+        container the trace tracked item by item, checked the same way."""
+        source = var.source
+        count[0] += 1
+        if count[0] > _MAX_RELEASE_CHECKS:
+            raise Unsupported(f"dropping a reference to {source.name()}, a container of more than "
+                              f"{_MAX_RELEASE_CHECKS} objects that could each have finalizers")
         try:
             value = eval(source.expr(self.ns.const), self.eval_scope())  # noqa: S307 - our own text
         except Exception:  # a source that cannot be read back here: the guard cannot be made
@@ -179,13 +188,17 @@ class OutputGraph:
         if getattr(kind, "__del__", None) is not None:
             raise Unsupported(f"dropping a reference to {source.name()}, a {kind.__name__} with "
                               "__del__: it must run where the plain frame lets the object go")
-        if not kind.__weakrefoffset__:
-            return  # no weak reference can be made to it: nothing observes when it goes
-        if weakref.getweakrefcount(value):
-            raise Unsupported(f"dropping a reference to {source.name()}, which has weak references: "
-                              "their callbacks must run where the plain frame lets it go")
-        if not any(s == source for s in self.dropped_outside):
-            self.dropped_outside.append(source)
+        if kind.__weakrefoffset__:
+            if weakref.getweakrefcount(value):
+                raise Unsupported(f"dropping a reference to {source.name()}, which has weak references: "
+                                  "their callbacks must run where the plain frame lets it go")
+            if not any(s == source for s in self.dropped_outside):
+                self.dropped_outside.append(source)
+        items = getattr(var, "items", None)
+        children = items.values() if type(items) is dict else items if type(items) is list else ()
+        for child in children:
+            if isinstance(child, VariableTracker) and child.source is not None:
+                self._check_released(child, count)
 
     def finalize_dropped_guards(self) -> None:
         """Guards for note_dropped_local: the objects still have no weak references."""
@@ -248,6 +261,10 @@ class OutputGraph:
         node = self.graph.placeholder(_placeholder_name(source), var.meta)
         self.graph_inputs.append(source)
         return node
+
+
+# Objects checked when one local lets go of a container of them: past this, a break.
+_MAX_RELEASE_CHECKS = 64
 
 
 def _outside_values_in(var: VariableTracker, seen: Optional[Set[int]] = None) -> List[VariableTracker]:

@@ -382,3 +382,23 @@ def test_finalizers_of_a_dropped_containers_items_run_at_the_drop(backend):
         plain_log, compiled_log = [], []
         assert compiled(_Finalized, compiled_log) == _finalized_through_a_list(_Finalized, plain_log)
         assert compiled_log == plain_log
+
+
+def _drops_a_list_argument(items, log):
+    del items                  # a caller that passed a temporary list: its items go here
+    log.append("after del")
+    return len(log)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_finalizers_of_a_dropped_argument_lists_items_run_at_the_drop(backend):
+    """The same for a list passed in: the trace tracks it item by item, so each item is checked
+    (and guarded) like an argument of its own."""
+    run = _with_probe(_drops_a_list_argument, lambda log: [_Finalized(log), _Finalized(log)])
+    compiled = compiler.compile(_drops_a_list_argument, backend=backend)
+    for _ in range(3):
+        want, got = run(_drops_a_list_argument), run(compiled)
+        assert got[:2] == want[:2]
+    arrays_only = compiler.compile(_drops_a_list_argument, backend=backend)
+    log: list = []
+    assert arrays_only([np.arange(2.0), np.arange(3.0)], log) == 1  # no finalizer: one graph, guarded
