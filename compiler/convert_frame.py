@@ -225,6 +225,7 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
         tx.output.finalize_alias_guards()
         tx.output.finalize_array_write_guards()
         tx.output.finalize_dropped_guards()
+        tx.output.check_unfinished_generators()
         return _graph_entry(fn, tx, cg, names, return_expr, effects, backend, event)
     except Unsupported as e:
         if e.where is None and tx is not None:
@@ -272,6 +273,7 @@ def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any]
     output.finalize_alias_guards()
     output.finalize_array_write_guards()
     output.finalize_dropped_guards()
+    output.check_unfinished_generators()
     stub = graph_break.stub_for(plan, fn.__globals__, ctx.registry)
     conts = tuple(graph_break.continuation_for(plan, ex, fn.__globals__, ctx) for ex in plan.exits)
     tail = graph_break.break_tail(plan, output.ns.const(stub), "_a", output.ns.const(conts) if conts else None,

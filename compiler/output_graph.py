@@ -64,6 +64,9 @@ class OutputGraph:
         # mutation interleaves with their lazy execution.  See note_mutation.
         self.generator_starts: List[int] = []
         self.pending_generators: List[Tuple[Any, Set[int]]] = []
+        # Per generator body being traced (innermost last): the objects from outside the trace
+        # it changed, which the trace first met inside the body (serial -> tracker).
+        self.generator_body_changes: List[Dict[int, VariableTracker]] = []
         # ir_count by Dynamo's rule, opcode by opcode: every translator of this trace (the
         # frame and the functions it inlines) adds the segment it ran at each taken jump, and
         # the frame adds its last segment at its return (InstructionTranslatorBase.jump_to).
@@ -80,10 +83,34 @@ class OutputGraph:
         if self.generator_starts and var.serial < self.generator_starts[-1]:
             raise Unsupported(f"{what} inside a generator body, on an object from outside it "
                               "(generators are traced eagerly)")
+        if self.generator_starts and var.source is not None:
+            # From outside the trace, first met inside the body: allowed while nothing else
+            # touches it before the generator is exhausted (check_generator_reads).
+            for changes in self.generator_body_changes:
+                changes[var.serial] = var
         for iterator, reachable in self.pending_generators:
-            if iterator.pos < len(iterator.items) and var.serial in reachable:
-                raise Unsupported(f"{what} on an object an unfinished generator reads "
+            if not iterator.exhausted and var.serial in reachable:
+                raise Unsupported(f"{what} on an object an unfinished generator reads or changes "
                                   "(generators are traced eagerly)")
+
+    def check_generator_reads(self, var: VariableTracker) -> None:
+        """Outside the generator bodies, ``var`` is read: refused while an unfinished generator's
+        body (run ahead) changed it."""
+        if self.generator_starts:
+            return
+        for iterator, _reachable in self.pending_generators:
+            if not iterator.exhausted and var.serial in iterator.body_changes:
+                raise Unsupported(f"reading {var.describe()}, which an unfinished generator changes "
+                                  "(generators are traced eagerly)")
+
+    def check_unfinished_generators(self) -> None:
+        """At the end of the trace: a generator never run to its end must not have changed
+        anything from outside after its last step (its body ran to the end eagerly; plain
+        Python never ran that part)."""
+        for iterator, _reachable in self.pending_generators:
+            if not iterator.exhausted and iterator.body_changes:
+                raise Unsupported("a generator that changes objects from outside the trace is left "
+                                  "unfinished (generators are traced eagerly)")
 
     def wrap(self, value: Any, source: Optional[Source]) -> VariableTracker:
         """The tracker for ``value`` read from ``source`` (guards installed), one per source and
@@ -92,6 +119,8 @@ class OutputGraph:
         if source is None:
             return wrap(self, value, None)
         existing = self._wrapped.get(source)
+        if existing is not None and self.pending_generators:
+            self.check_generator_reads(existing)
         if existing is None:
             alias = self._by_id.get(id(value)) if _one_tracker_per_object(value) else None
             if alias is not None and alias[0] is value:

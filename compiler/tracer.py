@@ -187,6 +187,10 @@ class InstructionTranslatorBase:
 
     def store_global(self, name: str, value: Optional[VariableTracker]) -> None:
         """STORE_GLOBAL (value) / DELETE_GLOBAL (None): applied by the entry after the graph."""
+        if self.output.generator_starts:
+            # The body runs eagerly: the caller would see the store before the next() that makes it.
+            raise Unsupported(f"{'store into' if value is not None else 'delete of'} global {name!r} inside "
+                              "a generator body (generators are traced eagerly)")
         effects = self.output.side_effects
         stored = effects.lookup("global", self.f_globals, name)
         exists_now = (stored.value is not DELETED) if stored is not None else name in self.f_globals
@@ -236,12 +240,15 @@ class InstructionTranslatorBase:
                 raise
         starts = self.output.generator_starts
         starts.append(current_serial())
+        self.output.generator_body_changes.append({})
         try:
             returned = sub.run_inlined()
         finally:
             starts.pop()
-        iterator = GeneratorIterator(sub.yielded or [], returned)
-        self.output.pending_generators.append((iterator, _reachable(list(bound.values()) + list(sub.cells.values()))))
+            changes = self.output.generator_body_changes.pop()
+        iterator = GeneratorIterator(sub.yielded or [], returned, body_changes=set(changes))
+        reachable = _reachable(list(bound.values()) + list(sub.cells.values())) | set(changes)
+        self.output.pending_generators.append((iterator, reachable))
         return iterator
 
     # -- the loop -----------------------------------------------------------

@@ -405,10 +405,16 @@ class GeneratorIterator(IteratorVariable):
 
     kind = "generator"
 
-    def __init__(self, items: Sequence[VariableTracker], returned: Optional[VariableTracker] = None) -> None:
+    def __init__(self, items: Sequence[VariableTracker], returned: Optional[VariableTracker] = None,
+                 body_changes: Optional[set] = None) -> None:
         super().__init__()
         self.items = list(items)
         self.pos = 0
+        # Exhausted once a step found no item: only then has plain Python run the whole body
+        # (the part after the last yield included).
+        self.exhausted = False
+        # Serials of objects from outside the trace that the body changed.
+        self.body_changes = body_changes or set()
         # What the generator returned (StopIteration.value: ``yield from`` delegating to it
         # evaluates to this); None for ``return`` without a value.
         self.returned = returned
@@ -418,6 +424,7 @@ class GeneratorIterator(IteratorVariable):
 
     def next(self, tx: Translator) -> Optional[VariableTracker]:
         if self.pos >= len(self.items):
+            self.exhausted = True
             return None
         self.pos += 1
         return self.items[self.pos - 1]

@@ -1307,3 +1307,87 @@ def test_changes_to_an_outside_dict_are_replayed_as_the_program_made_them():
         plain, got = {"x": 0, "y": 1}, {"x": 0, "y": 1}
         assert compiled(got) == _deletes_and_readds(plain)
         assert list(got.items()) == list(plain.items())
+
+
+# -- generators run lazily, interleaved with their caller ------------------------------------
+
+_generator_counter = 0
+
+
+def _generator_bumping_a_global():
+    global _generator_counter
+    _generator_counter += 1
+    yield 1
+    _generator_counter += 10
+    yield 2
+
+
+def _reads_a_global_between_steps():
+    it = _generator_bumping_a_global()
+    first = next(it)
+    seen = _generator_counter
+    second = next(it)
+    return first, seen, second, _generator_counter
+
+
+def _appends_from_a_nested_generator(log):
+    def inner(r):
+        log.append("g starting")
+        yield
+        log.append(f"g returning {r!r}")
+        return r
+
+    def outer(r):
+        it = inner(r)
+        next(it)
+        try:
+            log.append("f resuming g")
+            next(it)
+        except StopIteration as e:
+            log.append(f"f caught {e!r}")
+
+    outer(None)
+    outer(1)
+    return list(log)
+
+
+def test_a_generators_effects_happen_at_each_next_call():
+    """CPython's test_yield_from.test_next_and_return_with_value: a generator body that changes
+    an object from outside the trace (met for the first time inside the body) or a global is
+    not run ahead of its caller."""
+    global _generator_counter
+    for fn in (_reads_a_global_between_steps, compiler.compile(_reads_a_global_between_steps, backend="eager")):
+        _generator_counter = 0
+        assert fn() == (1, 1, 2, 11)
+    compiled = compiler.compile(_appends_from_a_nested_generator, backend="eager")
+    for _ in range(2):
+        assert compiled([]) == _appends_from_a_nested_generator([])
+
+
+_TAIL_LOG: list = []
+
+
+def _logs_after_its_last_item():
+    yield 1
+    _TAIL_LOG.append("tail")
+
+
+def _takes_one_item():
+    return next(_logs_after_its_last_item())
+
+
+def _runs_it_out():
+    total = 0
+    for value in _logs_after_its_last_item():
+        total += value
+    return total, len(_TAIL_LOG)
+
+
+@pytest.mark.parametrize("program", [_takes_one_item, _runs_it_out], ids=lambda p: p.__name__)
+def test_a_generators_code_after_its_last_item_runs_only_if_the_caller_asks_again(program):
+    """The part of a body after its last yield runs at the step that finds no item: never for
+    a generator left unfinished."""
+    for fn in (program, compiler.compile(program, backend="eager"), compiler.compile(program, backend="eager")):
+        _TAIL_LOG.clear()
+        result = fn()
+        assert (result, list(_TAIL_LOG)) == ((1, []) if program is _takes_one_item else ((1, 1), ["tail"]))
