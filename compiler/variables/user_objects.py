@@ -80,7 +80,10 @@ class UserClassVariable(FixedObjectVariable):
         if type(cls) not in _PLAIN_METACLASSES or getattr(cls, "__abstractmethods__", None):
             raise Unsupported(f"creating an instance of {cls.__qualname__} (metaclass "
                               f"{type(cls).__name__})")
-        if _class_lookup(cls, "__new__") not in (_MISSING, object.__new__) or \
+        # Any __new__ in a class dict, even object.__new__ itself, makes CPython call it through
+        # the type's slot, which checks the arguments differently (B(3) with __new__ =
+        # object.__new__ and an __init__ is a TypeError): the real call decides.
+        if any("__new__" in vars(k) for k in cls.__mro__ if k is not object) or \
                 "__slots__" in vars(cls) or issubclass(cls, BaseException) or \
                 any(k.__module__ == "builtins" and k is not object for k in cls.__mro__):
             raise Unsupported(f"creating an instance of {cls.__qualname__} (custom __new__, "

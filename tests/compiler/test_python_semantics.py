@@ -1391,3 +1391,23 @@ def test_a_generators_code_after_its_last_item_runs_only_if_the_caller_asks_agai
         _TAIL_LOG.clear()
         result = fn()
         assert (result, list(_TAIL_LOG)) == ((1, []) if program is _takes_one_item else ((1, 1), ["tail"]))
+
+
+class _NewIsObjects:
+    __new__ = object.__new__
+
+    def __init__(self, foo):
+        self.foo = foo
+
+
+def _make_with_an_argument():
+    try:
+        return _NewIsObjects(3).foo
+    except TypeError as e:
+        return str(e)
+
+
+def test_a_class_naming_object_new_checks_arguments_as_cpython_does():
+    """CPython's test_descr.test_restored_object_new: ``__new__ = object.__new__`` in a class
+    dict makes ``C(3)`` a TypeError (object.__new__ called through the type's slot)."""
+    assert_same_behaviour(_make_with_an_argument)
