@@ -60,6 +60,12 @@ COMPILE_OPTIONS = {
     "cache_limit": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
                     "a positive int (cache entries per code object)"),
     "debug_checks": (lambda v: isinstance(v, bool), "a bool (per-instruction stack-effect checks)"),
+    # Dynamic shapes (compiler.symbolic_shapes): None (the default) compiles static first and
+    # makes symbolic the dimensions whose size changed when a recompile follows ("automatic
+    # dynamic"); True makes every dimension symbolic from the first compile; False never.
+    # Sizes 0 and 1 are always specialized.
+    "dynamic": (lambda v: v is None or v is True or v is False,
+                "None (automatic dynamic shapes), True (every dimension dynamic) or False (static shapes)"),
     # False: this function's compilations (its continuations' and callees' too) are invisible:
     # no CompilationEvents, no compile ids from the shared counter, not in explain(), no
     # bytecode hooks, and the compiled functions it calls run as they are instead of being
