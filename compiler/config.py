@@ -52,6 +52,12 @@ force_break: Optional[Callable[[Any, int], bool]] = None
 # compiler.debug.prepare_debug sets it for its block; TRACEMATRIX_TRACE_GENERATED_CODE=1.
 trace_generated_code: bool = os.environ.get("TRACEMATRIX_TRACE_GENERATED_CODE", "") not in ("", "0")
 
+# Dynamic shapes for compilations whose ``dynamic`` option is not given (or None): None is
+# automatic dynamic (static first, the dimensions that changed symbolic on a recompile),
+# True every dimension symbolic from the first compile, False static shapes only.
+# TRACEMATRIX_DYNAMIC=1 / =0 set it (the project's tests run the corpus with 1).
+dynamic: Optional[bool] = {"1": True, "0": False}.get(os.environ.get("TRACEMATRIX_DYNAMIC", ""))
+
 # Log channels switched on (names as in compiler.logs.CHANNELS).
 logs: str = os.environ.get("TRACEMATRIX_LOGS", "")
 

@@ -145,7 +145,8 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         return Continuation(cont_code, f_globals, qualname, cont_cache, compile_continuation)
 
     ctx = graph_break.BreakContext(cache.registry, backend.name, compile_callee, make_continuation)
-    policy = symbolic_shapes.FramePolicy(cache.dynamic, cache.seen_shapes)
+    policy = symbolic_shapes.FramePolicy(cache.dynamic if cache.dynamic is not None else config.dynamic,
+                                         cache.seen_shapes)
     try:
         with symbolic_shapes.frame_policy(policy):
             entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed)

@@ -34,6 +34,8 @@ import math
 import operator
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+import numpy as np
+
 # An expression: ("sym", index) | (operator name, left, right) | ("neg", operand); leaves
 # inside may be plain ints.
 Expr = Union[int, tuple]
@@ -229,12 +231,8 @@ def _expr_and_hint(value: Any) -> Optional[Tuple[Expr, int]]:
         return value.expr, value.hint
     if isinstance(value, int) and not isinstance(value, bool):
         return value, value
-    try:
-        import numpy as np
-        if isinstance(value, np.integer):
-            return int(value), int(value)
-    except ImportError:  # pragma: no cover - NumPy is a dependency
-        pass
+    if isinstance(value, np.integer):
+        return int(value), int(value)
     return None
 
 
@@ -258,7 +256,7 @@ class SymInt:
     def _binary(self, op: str, other: Any, reflected: bool = False) -> Any:
         found = _expr_and_hint(other)
         if found is None:
-            return NotImplemented
+            return _with_specialized(self, _BINARY[op], other, reflected)
         expr, hint = found
         left, right = (expr, self.expr) if reflected else (self.expr, expr)
         left_hint, right_hint = (hint, self.hint) if reflected else (self.hint, hint)
@@ -300,6 +298,21 @@ class SymInt:
     def __rmod__(self, other: Any) -> Any:
         return self._binary("%", other, True)
 
+    def __truediv__(self, other: Any) -> Any:
+        return _with_specialized(self, operator.truediv, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return _with_specialized(self, operator.truediv, other, True)
+
+    def __pow__(self, other: Any) -> Any:
+        return _with_specialized(self, operator.pow, other)
+
+    def __rpow__(self, other: Any) -> Any:
+        return _with_specialized(self, operator.pow, other, True)
+
+    def __abs__(self) -> Any:
+        return self if _bounds(self.expr)[0] >= 0 else abs(self.specialize("abs() of a size"))
+
     def __neg__(self) -> "SymInt":
         return SymInt(self.env, ("neg", self.expr), -self.hint)
 
@@ -310,7 +323,7 @@ class SymInt:
     def _compare(self, op: str, other: Any, reflected: bool = False) -> Any:
         found = _expr_and_hint(other)
         if found is None:
-            return NotImplemented
+            return _with_specialized(self, _COMPARISONS[op], other, reflected)
         expr, hint = found
         left, right = (expr, self.expr) if reflected else (self.expr, expr)
         answer = _COMPARISONS[op](hint, self.hint) if reflected else _COMPARISONS[op](self.hint, hint)
@@ -360,6 +373,20 @@ class SymInt:
         # Equal values must hash alike, and equality with an int is a question about the
         # value: only a specialized size can be hashed soundly.
         return hash(self.specialize("a size used as a dict or set key"))
+
+
+def _with_specialized(sym: SymInt, fn: Callable[[Any, Any], Any], other: Any, reflected: bool = False) -> Any:
+    """``fn`` of a size and a number where the result is no size (``s0 - 1.0``, ``s0 == 2.0``,
+    ``s0 / 2``): over the specialized size.  Other types get NotImplemented, as an int would
+    give them."""
+    numeric = isinstance(other, (int, float, complex, np.number))
+    if isinstance(other, SymInt):
+        other = other.specialize(f"{fn.__name__} of two sizes")
+        numeric = True
+    if not numeric:
+        return NotImplemented
+    value = sym.specialize(f"a size combined with a {type(other).__name__} ({fn.__name__})")
+    return fn(other, value) if reflected else fn(value, other)
 
 
 def _simplify(op: str, left: Expr, right: Expr) -> Expr:

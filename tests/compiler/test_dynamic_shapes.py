@@ -226,3 +226,35 @@ def test_compiled_equals_plain_over_many_sizes(name, dynamic, backend, sizes):
             plain = run(fn, Call(make(n, m)))
             compiled = run(cf, Call(make(n, m)))
             assert_same_outcome(plain, compiled, close=None, where=f"{name} n={n} m={m}")
+
+
+def test_entry_dispatch_with_dynamic_entries_picks_a_matching_entry():
+    # From 3 entries on the hit path is one dispatcher keyed on dtype and shape: an entry
+    # with a dynamic shape has no shape key and must be found for every size.
+    def f(x):
+        return x * 2 + 1
+
+    cf = compiler.compile(f)
+    dtypes = [np.float64, np.float32, np.int64, np.int32]
+    for dtype in dtypes:
+        cf(np.arange(3, dtype=dtype))  # four static entries
+    cf(np.arange(5.0))  # float64 again, another length: a dynamic entry (no shape key)
+    assert len(cf._tracematrix_cache.hit_entries) == 1  # the dispatcher
+    compiles = len(compiler.events())
+    for n in (2, 3, 5, 9, 4):
+        x = np.arange(float(n))
+        assert_same_outcome(run(f, Call((x,))), run(cf, Call((x,))), close=None, where=f"float64 {n}")
+    for dtype in dtypes[1:]:
+        x = np.arange(3, dtype=dtype)
+        assert_same_outcome(run(f, Call((x,))), run(cf, Call((x,))), close=None, where=f"{dtype} 3")
+    assert len(compiler.events()) == compiles
+
+
+def test_sizes_combined_with_floats_specialize():
+    def f(x):
+        return x.std(ddof=1.5), x.var(ddof=1)
+
+    cf = compiler.compile(f, dynamic=True)
+    for n in (2, 4, 6, 2, 3):
+        x = np.arange(float(n))
+        assert_same_outcome(run(f, Call((x,))), run(cf, Call((x,))), close=None, where=f"n={n}")
