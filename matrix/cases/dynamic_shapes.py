@@ -15,7 +15,8 @@ _LENGTHS = (4, 5, 6, 7, 8, 9, 10, 11)
 
 
 def _norm(x):
-    return (x * x).sum() ** 0.5
+    # keepdims: an array, not a NumPy scalar (torch.compile returns 0-d arrays for those)
+    return (x * x).sum(keepdims=True) ** 0.5
 
 
 @case("dynamic_shapes", *[args(arr(n)) for n in _LENGTHS], recompiles=1)
@@ -64,4 +65,4 @@ def size_read_into_python(x):
       options={"dynamic": True})
 def sizes_zero_and_one_specialized(x):
     """dynamic=True: 0 and 1 get entries of their own; 5 and 7 share one."""
-    return x * 2.0, x.sum()
+    return x * 2.0, x.sum(keepdims=True)
