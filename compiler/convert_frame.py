@@ -146,7 +146,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
 
     ctx = graph_break.BreakContext(cache.registry, backend.name, compile_callee, make_continuation)
     policy = symbolic_shapes.FramePolicy(cache.dynamic if cache.dynamic is not None else config.dynamic,
-                                         cache.seen_shapes)
+                                         cache.seen_shapes, compile_id)
     try:
         with symbolic_shapes.frame_policy(policy):
             entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed)

@@ -32,9 +32,12 @@ from __future__ import annotations
 import contextlib
 import math
 import operator
+import threading
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+
+from . import logs
 
 # An expression: ("sym", index) | (operator name, left, right) | ("neg", operand); leaves
 # inside may be plain ints.
@@ -458,9 +461,11 @@ class FramePolicy:
     """How one compile of a frame chooses dynamic dimensions: the ``dynamic`` option and
     the shapes earlier compiles of the frame saw per source (kept on its FrameCache)."""
 
-    def __init__(self, dynamic: Optional[bool], seen_shapes: Dict[str, Tuple[Optional[int], ...]]) -> None:
+    def __init__(self, dynamic: Optional[bool], seen_shapes: Dict[str, Tuple[Optional[int], ...]],
+                 compile_id: str = "") -> None:
         self.dynamic = dynamic
         self.seen_shapes = seen_shapes
+        self.compile_id = compile_id
 
     def dynamic_dims(self, source_name: str, shape: Tuple[int, ...]) -> Tuple[bool, ...]:
         """For an input array read from ``source_name`` with ``shape``: which dimensions are
@@ -476,22 +481,33 @@ class FramePolicy:
         # A dimension that has changed once stays dynamic (None) for every later compile.
         merged = tuple(None if old is None or old != new else old for old, new in zip(seen, shape))
         self.seen_shapes[source_name] = merged
+        if merged != seen:
+            logs.log("recompiles", self.compile_id, "automatic dynamic shapes: %s was %s, now %s; "
+                     "dimensions %s are dynamic from now on", source_name, _shape_text(seen), shape,
+                     [i for i, d in enumerate(merged) if d is None])
         return tuple(old is None and new >= MIN_DYNAMIC_SIZE for old, new in zip(merged, shape))
 
 
+def _shape_text(shape: Tuple[Optional[int], ...]) -> str:
+    return "(" + ", ".join("*" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
 _STATIC = FramePolicy(False, {})
-_policies: List[FramePolicy] = []
+# Per thread: two threads may compile at once, each with its frame's policy.
+_local = threading.local()
 
 
 @contextlib.contextmanager
 def frame_policy(policy: FramePolicy) -> Iterator[None]:
     """The policy the builder asks while one compile traces its frame."""
-    _policies.append(policy)
+    stack = _local.__dict__.setdefault("policies", [])
+    stack.append(policy)
     try:
         yield
     finally:
-        _policies.pop()
+        stack.pop()
 
 
 def current_policy() -> FramePolicy:
-    return _policies[-1] if _policies else _STATIC
+    stack = _local.__dict__.get("policies")
+    return stack[-1] if stack else _STATIC

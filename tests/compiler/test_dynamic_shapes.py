@@ -258,3 +258,34 @@ def test_sizes_combined_with_floats_specialize():
     for n in (2, 4, 6, 2, 3):
         x = np.arange(float(n))
         assert_same_outcome(run(f, Call((x,))), run(cf, Call((x,))), close=None, where=f"n={n}")
+
+
+def test_triton_lowering_specializes_dynamic_sizes_with_a_guard():
+    # Triton kernels, buffers and grids are sized when generated: a graph with symbols is
+    # specialized (and the guard recorded) before lowering.  (No GPU needed to lower.)
+    from compiler.backends.triton import TritonBackend
+
+    def f(x):
+        return np.sin(x) * 2.0 + 1.0
+
+    cf = compiler.compile(f, dynamic=True)
+    cf(np.arange(5.0))
+    graph = cf._tracematrix_cache.cache_entries[0].graph
+    symbol = graph.placeholders[0].meta.shape[0]
+    assert "float64[s0]" in str(graph)
+    program = TritonBackend().lower(graph)
+    assert "float64[5]" in str(graph) and "s0" not in str(graph)
+    assert all(isinstance(d, int) for spec in program.buffers.values() for d in spec.shape)
+    assert any(g.name.startswith("s0 == 5 (specialized: the triton backend")
+               for g in symbol.env.guards.guards)
+
+
+def test_the_recompiles_log_says_which_dimensions_became_dynamic(caplog):
+    def f(x):
+        return x + 1.0
+
+    cf = compiler.compile(f)
+    with caplog.at_level("INFO", logger="tracematrix.recompiles"):
+        cf(np.ones((3, 4)))
+        cf(np.ones((5, 4)))
+    assert "L['x'] was (3, 4), now (5, 4); dimensions [0] are dynamic from now on" in caplog.text
