@@ -22,7 +22,7 @@ import numpy as np
 
 from compiler.exc import Unsupported
 from compiler.graph_text import format_graph, is_canonical_constant
-from compiler.symbolic_shapes import SymInt
+from compiler.symbolic_shapes import SymInt, inferring
 
 if TYPE_CHECKING:  # pragma: no cover
     from compiler.ops.opinfo import OpInfo
@@ -212,7 +212,8 @@ class Graph:
         self._check_arguments(op, args, kwargs)
         meta_args = map_args(args, _meta_of)
         meta_kwargs = map_args(kwargs, _meta_of)
-        meta = op.infer(*meta_args, **meta_kwargs)
+        with inferring(_metas_in((meta_args, meta_kwargs)), op.name):
+            meta = op.infer(*meta_args, **meta_kwargs)
         node = Node(self, self._fresh_name(op.name.rsplit(".", 1)[-1]), "call", op.name,
                     args, kwargs, meta, op)
         self.nodes.append(node)
@@ -292,6 +293,24 @@ def _specialized(meta: MetaLike, reason: str) -> MetaLike:
         return meta
     shape = tuple(d.specialize(reason) if isinstance(d, SymInt) else d for d in meta.shape)
     return TensorMeta(shape, meta.dtype, meta.kind, meta.layout)
+
+
+def _metas_in(value: Any) -> List[TensorMeta]:
+    """The TensorMetas inside an argument structure (tuples, lists, dicts, slices)."""
+    found: List[TensorMeta] = []
+    _collect_metas(value, found)
+    return found
+
+
+def _collect_metas(value: Any, found: List[TensorMeta]) -> None:
+    if isinstance(value, TensorMeta):
+        found.append(value)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _collect_metas(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_metas(item, found)
 
 
 def _meta_of(node: Node) -> Any:

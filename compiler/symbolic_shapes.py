@@ -456,6 +456,18 @@ def hint_of(value: Any) -> Any:
     return value.hint if isinstance(value, SymInt) else value
 
 
+@contextlib.contextmanager
+def inferring(metas: Sequence[Any], what: str) -> Iterator[None]:
+    """While ``what`` infers its result from ``metas`` (TensorMetas): a size it needs as an
+    int is specialized naming it."""
+    env = next((d.env for m in metas for d in m.shape if isinstance(d, SymInt)), None)
+    if env is None:
+        yield
+        return
+    with env.reason(f"{what} needs the size as an int"):
+        yield
+
+
 # -- which dimensions are dynamic: per compile of a frame --------------------------------
 class FramePolicy:
     """How one compile of a frame chooses dynamic dimensions: the ``dynamic`` option and
