@@ -22,6 +22,7 @@ import numpy as np
 
 from .generated_code import compile_generated, unique_filename
 from .sources import LocalSource, Source
+from .symbolic_shapes import MIN_DYNAMIC_SIZE
 
 
 class Namespace:
@@ -245,7 +246,6 @@ class GuardSet:
     def _dynamic_shape_match(self, source: Source, e: str, shape: Sequence[Any]) -> None:
         """One guard for rank and sizes: a symbol's size >= 2 (0 and 1 are specialized),
         the static sizes equal."""
-        from .symbolic_shapes import MIN_DYNAMIC_SIZE
         parts = [f"len({e}.shape) == {len(shape)}"]
         legend = []
         for index, dim in enumerate(shape):
