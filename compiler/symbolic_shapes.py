@@ -106,23 +106,23 @@ _SWAPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def _solved_for_one_symbol(left: Expr, op: str, right: Expr) -> Tuple[Expr, str, Expr]:
-    """``s0 - 1 == 1`` as ``s0 == 2``, ``3 < s0`` as ``s0 > 3``: a relation over a single
-    symbol with coefficient 1 reads best solved for it (others stay as they are)."""
-    found = _linear(("-", left, right))
-    if found is not None and sorted(found[0].values()) == [-1, 1]:
-        # s_p + c op s_q: the lower-numbered symbol on the left (s1 == s0 reads s0 == s1)
-        plus = next(k for k, v in found[0].items() if v == 1)
-        minus = next(k for k, v in found[0].items() if v == -1)
-        if plus < minus:
-            return ("sym", plus), op, _canonical(("-", ("sym", minus), found[1]))
-        return ("sym", minus), _SWAPPED[op], _canonical(("+", ("sym", plus), found[1]))
-    if found is None or len(found[0]) != 1:
+    """``s0 - 1 == 1`` as ``s0 == 2``, ``3 < s0`` as ``s0 > 3``, ``s1 == s0`` as ``s0 == s1``:
+    a relation over one or two terms with coefficient 1 reads best solved for the first."""
+    coefs, constant = _linear(("-", left, right))
+    if sorted(coefs.values()) == [-1, 1]:
+        plus = next(k for k, v in coefs.items() if v == 1)
+        minus = next(k for k, v in coefs.items() if v == -1)
+        # plus + c op minus
+        if _atom_key(plus) < _atom_key(minus):
+            return plus, op, _canonical(("-", minus, constant))
+        return minus, _SWAPPED[op], _canonical(("+", plus, constant))
+    if len(coefs) != 1:
         return left, op, right
-    (index, coef), = found[0].items()
+    (atom, coef), = coefs.items()
     if coef == 1:
-        return ("sym", index), op, -found[1]
+        return atom, op, -constant
     if coef == -1:
-        return ("sym", index), _SWAPPED[op], found[1]
+        return atom, _SWAPPED[op], constant
     return left, op, right
 
 
@@ -154,14 +154,9 @@ def _bounds(expr: Expr) -> Tuple[float, float]:
     kind = expr[0]
     if kind == "sym":
         return (MIN_DYNAMIC_SIZE, _INFINITY)
-    if kind == "neg":
-        lo, hi = _bounds(expr[1])
-        return (-hi, -lo)
+    if kind in ("+", "-", "neg") or kind == "*" and (isinstance(expr[1], int) or isinstance(expr[2], int)):
+        return _linear_bounds(expr)
     left, right = _bounds(expr[1]), _bounds(expr[2])
-    if kind == "+":
-        return (left[0] + right[0], left[1] + right[1])
-    if kind == "-":
-        return (left[0] - right[1], left[1] - right[0])
     if kind == "*" and left[0] >= 0 and right[0] >= 0:
         return (left[0] * right[0], left[1] * right[1])
     if kind == "//" and left[0] >= 0 and isinstance(expr[2], int) and expr[2] > 0:
@@ -171,51 +166,51 @@ def _bounds(expr: Expr) -> Tuple[float, float]:
     return (-_INFINITY, _INFINITY)
 
 
-def _linear(expr: Expr) -> Optional[Tuple[Dict[int, int], int]]:
-    """``expr`` as (symbol index -> coefficient, constant) where it is linear, else None."""
+def _linear(expr: Expr) -> Tuple[Dict[tuple, int], int]:
+    """``expr`` as a sum of terms: (term -> coefficient, constant).  A term (an *atom*) is a
+    symbol or an expression that is not a sum (a product of sizes, a quotient, a remainder)."""
     if isinstance(expr, int):
         return {}, expr
     kind = expr[0]
-    if kind == "sym":
-        return {expr[1]: 1}, 0
     if kind == "neg":
-        inner = _linear(expr[1])
-        return None if inner is None else ({k: -v for k, v in inner[0].items()}, -inner[1])
+        coefs, constant = _linear(expr[1])
+        return {k: -v for k, v in coefs.items()}, -constant
     if kind in ("+", "-"):
-        left, right = _linear(expr[1]), _linear(expr[2])
-        if left is None or right is None:
-            return None
+        (left, left_constant), (right, right_constant) = _linear(expr[1]), _linear(expr[2])
         sign = 1 if kind == "+" else -1
-        coefs = dict(left[0])
-        for k, v in right[0].items():
+        coefs = dict(left)
+        for k, v in right.items():
             coefs[k] = coefs.get(k, 0) + sign * v
-        return {k: v for k, v in coefs.items() if v}, left[1] + sign * right[1]
+        return {k: v for k, v in coefs.items() if v}, left_constant + sign * right_constant
     if kind == "*" and (isinstance(expr[1], int) or isinstance(expr[2], int)):
         factor, other = (expr[1], expr[2]) if isinstance(expr[1], int) else (expr[2], expr[1])
-        inner = _linear(other)
-        return None if inner is None else ({k: v * factor for k, v in inner[0].items() if v * factor},
-                                           inner[1] * factor)
-    return None
+        coefs, constant = _linear(other)
+        return {k: v * factor for k, v in coefs.items() if v * factor}, constant * factor
+    return {expr: 1}, 0
 
 
-def _linear_bounds(expr: Expr) -> Optional[Tuple[float, float]]:
-    found = _linear(expr)
-    if found is None:
-        return None
-    coefs, constant = found
-    if all(v > 0 for v in coefs.values()):
-        return (constant + MIN_DYNAMIC_SIZE * sum(coefs.values()), _INFINITY if coefs else constant)
-    if all(v < 0 for v in coefs.values()):
-        return (-_INFINITY, constant + MIN_DYNAMIC_SIZE * sum(coefs.values()))
-    return None
+def _atom_key(atom: tuple) -> Tuple[int, Any]:
+    """Symbols first, by number; other terms by their text."""
+    if atom[0] == "sym":
+        return (0, atom[1])
+    return (1, render(atom, lambda i: f"s{i}"))
+
+
+def _linear_bounds(expr: Expr) -> Tuple[float, float]:
+    coefs, constant = _linear(expr)
+    lo = hi = float(constant)
+    for atom, coef in coefs.items():
+        atom_lo, atom_hi = _bounds(atom)
+        lo += coef * (atom_lo if coef > 0 else atom_hi)
+        hi += coef * (atom_hi if coef > 0 else atom_lo)
+    return lo, hi
 
 
 def _decided(left: Expr, op: str, right: Expr) -> Optional[bool]:
     """The comparison's answer where it is the same on every accepted call, else None."""
     if left == right:
         return op in ("==", "<=", ">=")
-    difference = ("-", left, right)
-    lo, hi = _linear_bounds(difference) or _bounds(difference)
+    lo, hi = _linear_bounds(("-", left, right))
     if lo != lo or hi != hi:  # nan from inf - inf
         return None
     if lo > 0:
@@ -411,16 +406,14 @@ def _simplify(op: str, left: Expr, right: Expr) -> Expr:
 
 
 def _canonical(expr: tuple) -> Expr:
-    """A linear expression in one spelling (symbols in order, the constant last), so that
-    equal sums compare equal structurally: ``-1 + s0`` and ``s0 - 1`` are both ``s0 - 1``."""
-    found = _linear(expr)
-    if found is None:
-        return expr
-    coefs, constant = found
+    """A sum in one spelling (symbols in order, then other terms, the constant last), so
+    that equal sums compare equal structurally: ``-1 + s0`` and ``s0 - 1`` are both
+    ``s0 - 1``, ``((s0 // 2) - 1) + 1`` is ``s0 // 2``."""
+    coefs, constant = _linear(expr)
     result: Expr = 0
-    for index in sorted(coefs):
-        coef = coefs[index]
-        term: Expr = ("sym", index) if abs(coef) == 1 else ("*", abs(coef), ("sym", index))
+    for atom in sorted(coefs, key=_atom_key):
+        coef = coefs[atom]
+        term: Expr = atom if abs(coef) == 1 else ("*", abs(coef), atom)
         if result == 0:
             result = term if coef > 0 else ("neg", term)
         else:

@@ -1,4 +1,5 @@
-"""Result shapes of view ops (basic indexing, reshape, transpose) over dynamic dimensions.
+"""Result shapes of view ops (basic indexing, reshape, transposes, flips, squeeze,
+expand_dims) over dynamic dimensions.
 
 Views are otherwise evaluated on zero-strided stand-ins of the full shape
 (compiler.ops.standins.evaluate_view), which needs every size as an int.  For
@@ -69,6 +70,19 @@ def _symbolic_shape(what: str, args: tuple, kwargs: Dict[str, Any]) -> Optional[
         return _reshape(shape, args[1:], kwargs, method=what.startswith("ndarray"))
     if what == "ndarray.T" and len(args) == 1 and not kwargs:
         return tuple(reversed(shape))
+    if what in _SAME_SHAPE:
+        return shape  # flips and the real / imaginary parts keep the shape (errors: at the hint)
+    if what in ("numpy.swapaxes", "ndarray.swapaxes") and len(args) == 3 and not kwargs:
+        first, second = (_axis(a, len(shape)) for a in args[1:])
+        if first is None or second is None:
+            return None
+        swapped = list(shape)
+        swapped[first], swapped[second] = shape[second], shape[first]
+        return tuple(swapped)
+    if what in ("numpy.squeeze", "ndarray.squeeze"):
+        return _squeeze(shape, args[1:], kwargs)
+    if what == "numpy.expand_dims":
+        return _expand_dims(shape, args[1:], kwargs)
     if what in ("ndarray.transpose", "numpy.transpose") and not kwargs:
         axes: Any = args[1:]
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
@@ -79,6 +93,49 @@ def _symbolic_shape(what: str, args: tuple, kwargs: Dict[str, Any]) -> Optional[
             return None
         return tuple(shape[a] for a in axes)
     return None
+
+
+_SAME_SHAPE = frozenset({"numpy.flip", "numpy.fliplr", "numpy.flipud", "numpy.real", "numpy.imag",
+                         "ndarray.real", "ndarray.imag"})
+
+
+def _axis(value: Any, ndim: int) -> Optional[int]:
+    """``value`` as an axis of ``ndim`` dimensions (negative counted from the end), else None."""
+    if not _is_int(value) or not -ndim <= int(value) < ndim:
+        return None
+    return int(value) % ndim
+
+
+def _axes(value: Any, ndim: int) -> Optional[List[int]]:
+    items = value if isinstance(value, (tuple, list)) else (value,)
+    axes = [_axis(a, ndim) for a in items]
+    if any(a is None for a in axes) or len(set(axes)) != len(axes):
+        return None
+    return axes  # type: ignore[return-value]
+
+
+def _squeeze(shape: Shape, args: tuple, kwargs: Dict[str, Any]) -> Optional[Shape]:
+    if set(kwargs) - {"axis"} or len(args) + len(kwargs) > 1:
+        return None
+    axis = args[0] if args else kwargs.get("axis")
+    if axis is None:
+        return tuple(d for d in shape if d != 1)
+    axes = _axes(axis, len(shape))
+    if axes is None or any(shape[a] != 1 for a in axes):
+        return None  # NumPy raises (the evaluation at the hint did already)
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _expand_dims(shape: Shape, args: tuple, kwargs: Dict[str, Any]) -> Optional[Shape]:
+    if set(kwargs) - {"axis"} or len(args) + len(kwargs) != 1:
+        return None
+    axis = args[0] if args else kwargs["axis"]
+    count = len(axis) if isinstance(axis, (tuple, list)) else 1
+    axes = _axes(axis, len(shape) + count)
+    if axes is None:
+        return None
+    dims = iter(shape)
+    return tuple(1 if i in axes else next(dims) for i in range(len(shape) + count))
 
 
 def _as_int(value: Any) -> int:

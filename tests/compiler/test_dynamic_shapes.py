@@ -171,6 +171,12 @@ def _reshape(x):
     return x.reshape(-1, 2).sum(axis=1), x.reshape(2, -1).T
 
 
+def _views(x):
+    m = x.reshape(2, -1)
+    return (np.flip(m, axis=1), np.swapaxes(m, 0, 1)[::-1], np.expand_dims(m, (0, 2)).sum(axis=3),
+            m[:, None].squeeze(), np.squeeze(m[None], axis=0), m.T.real)
+
+
 def _joins(x, y):
     return np.concatenate([x, y, x]), np.stack([x, x]), np.hstack([y, x])
 
@@ -203,6 +209,7 @@ PROGRAMS = {
     "slicing": (_slicing, lambda n, m: (np.arange(float(n)),)),
     "reshape": (_reshape, lambda n, m: (np.arange(float(2 * n)),)),
     "reshape_odd": (_reshape, lambda n, m: (np.arange(float(n)),)),
+    "views": (_views, lambda n, m: (np.arange(float(2 * n)),)),
     "joins": (_joins, lambda n, m: (np.arange(float(n)), np.ones(n))),
     "joins_mismatch": (_joins, lambda n, m: (np.arange(float(n)), np.ones(m))),
     "python_sizes": (_python_sizes, lambda n, m: (np.arange(float(n)),)),
