@@ -69,7 +69,11 @@ def compile(fn: Optional[Callable] = None, backend: str = "eager", fullgraph: bo
     The result is a function with ``fn``'s name and docstring.  Each call runs
     the newest cache entry whose guards accept the arguments; a miss traces
     the function again (a recompile).  Options: ``cache_limit`` (entries per
-    code object, default ``config.cache_limit``), ``debug_checks``.
+    code object, default ``config.cache_limit``), ``debug_checks``, ``dynamic``
+    (``None``: automatic dynamic shapes, as Dynamo: static first, then the
+    dimensions whose size changed symbolic; ``True``: every dimension symbolic
+    from the first compile; ``False``: one compile per shape; sizes 0 and 1 are
+    always specialized).
     """
     if not isinstance(fullgraph, bool):
         raise TypeError(f"compiler.compile() fullgraph must be True or False, got {fullgraph!r}")

@@ -56,6 +56,11 @@ class FrameCache:
         self.native_reason: Optional[str] = None
         self.frame_id: Optional[int] = None
         self.compiles = 0
+        # Which dimensions of input arrays are symbolic (the compile option ``dynamic``: None
+        # for automatic, True, False) and, per source, the shapes earlier compiles saw (a
+        # dimension that changed is None): compiler.symbolic_shapes.FramePolicy.
+        self.dynamic: Optional[bool] = None
+        self.seen_shapes: Dict[str, Tuple[Optional[int], ...]] = {}
         # Stubs and continuations of this function's graph breaks (a continuation's own
         # cache is given its root function's registry).
         self.registry = registry if registry is not None else Registry()
@@ -90,6 +95,7 @@ class FrameCache:
         self.native_reason = None
         self.frame_id = None
         self.compiles = 0
+        self.seen_shapes.clear()
 
 
 _caches: Dict[Tuple[types.CodeType, int], FrameCache] = {}

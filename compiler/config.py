@@ -52,6 +52,12 @@ force_break: Optional[Callable[[Any, int], bool]] = None
 # compiler.debug.prepare_debug sets it for its block; TRACEMATRIX_TRACE_GENERATED_CODE=1.
 trace_generated_code: bool = os.environ.get("TRACEMATRIX_TRACE_GENERATED_CODE", "") not in ("", "0")
 
+# Dynamic shapes for compilations whose ``dynamic`` option is not given (or None): None is
+# automatic dynamic (static first, the dimensions that changed symbolic on a recompile),
+# True every dimension symbolic from the first compile, False static shapes only.
+# TRACEMATRIX_DYNAMIC=1 / =0 set it (the project's tests run the corpus with 1).
+dynamic: Optional[bool] = {"1": True, "0": False}.get(os.environ.get("TRACEMATRIX_DYNAMIC", ""))
+
 # Log channels switched on (names as in compiler.logs.CHANNELS).
 logs: str = os.environ.get("TRACEMATRIX_LOGS", "")
 
@@ -60,6 +66,12 @@ COMPILE_OPTIONS = {
     "cache_limit": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
                     "a positive int (cache entries per code object)"),
     "debug_checks": (lambda v: isinstance(v, bool), "a bool (per-instruction stack-effect checks)"),
+    # Dynamic shapes (compiler.symbolic_shapes): None (the default) compiles static first and
+    # makes symbolic the dimensions whose size changed when a recompile follows ("automatic
+    # dynamic"); True makes every dimension symbolic from the first compile; False never.
+    # Sizes 0 and 1 are always specialized.
+    "dynamic": (lambda v: v is None or v is True or v is False,
+                "None (automatic dynamic shapes), True (every dimension dynamic) or False (static shapes)"),
     # False: this function's compilations (its continuations' and callees' too) are invisible:
     # no CompilationEvents, no compile ids from the shared counter, not in explain(), no
     # bytecode hooks, and the compiled functions it calls run as they are instead of being

@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from opcode_tables.resume import origin_of
 
-from . import bytecode_hooks, config, events, graph_break, logs
+from . import bytecode_hooks, config, events, graph_break, logs, symbolic_shapes
 from .backends.base import Backend
 from .cache import CacheEntry, FrameCache
 from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, compile_entry, entry_params,
@@ -140,12 +140,16 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
                                              compile_callee=compile_callee)
 
     def make_continuation(cont_code: types.CodeType, f_globals: dict, qualname: str) -> Continuation:
-        return Continuation(cont_code, f_globals, qualname, FrameCache(cont_code, cache.registry, cache.observed),
-                            compile_continuation)
+        cont_cache = FrameCache(cont_code, cache.registry, cache.observed)
+        cont_cache.dynamic = cache.dynamic
+        return Continuation(cont_code, f_globals, qualname, cont_cache, compile_continuation)
 
     ctx = graph_break.BreakContext(cache.registry, backend.name, compile_callee, make_continuation)
+    policy = symbolic_shapes.FramePolicy(cache.dynamic if cache.dynamic is not None else config.dynamic,
+                                         cache.seen_shapes, compile_id)
     try:
-        entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed)
+        with symbolic_shapes.frame_policy(policy):
+            entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed)
     except Unsupported as e:
         if fullgraph:
             event.compile_time_s = time.perf_counter() - start

@@ -22,6 +22,7 @@ import numpy as np
 
 from compiler.exc import Unsupported
 from compiler.graph_text import format_graph, is_canonical_constant
+from compiler.symbolic_shapes import SymInt, inferring
 
 if TYPE_CHECKING:  # pragma: no cover
     from compiler.ops.opinfo import OpInfo
@@ -32,9 +33,10 @@ _KINDS = ("array", "scalar")
 
 @dataclass(frozen=True)
 class TensorMeta:
-    """Static facts about an array (or NumPy scalar) value."""
+    """Static facts about an array (or NumPy scalar) value.  A dimension is an int, or a
+    SymInt where it is dynamic (compiler.symbolic_shapes)."""
 
-    shape: Tuple[int, ...]
+    shape: Tuple[Any, ...]
     dtype: np.dtype
     # "array": an np.ndarray (0-d included); "scalar": a NumPy scalar such as
     # the np.float64 that x.sum() returns.
@@ -44,7 +46,7 @@ class TensorMeta:
     layout: str = "C"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+        object.__setattr__(self, "shape", tuple(d if isinstance(d, SymInt) else int(d) for d in self.shape))
         object.__setattr__(self, "dtype", np.dtype(self.dtype))
         if self.kind not in _KINDS:
             raise ValueError(f"TensorMeta.kind must be one of {_KINDS}, got {self.kind!r}")
@@ -54,12 +56,13 @@ class TensorMeta:
             raise ValueError(f"a NumPy scalar has shape (), got {self.shape}")
 
     @classmethod
-    def of(cls, value: Any) -> "TensorMeta":
-        """The metadata of a real ndarray or NumPy scalar."""
+    def of(cls, value: Any, shape: Optional[Tuple[Any, ...]] = None) -> "TensorMeta":
+        """The metadata of a real ndarray or NumPy scalar (``shape``: the array's shape with
+        its dynamic dimensions as SymInts, where it has some)."""
         if isinstance(value, np.ndarray):
             flags = value.flags
             layout = "C" if flags.c_contiguous else ("F" if flags.f_contiguous else "A")
-            return cls(value.shape, value.dtype, "array", layout)
+            return cls(value.shape if shape is None else shape, value.dtype, "array", layout)
         if isinstance(value, np.generic):
             return cls((), value.dtype, "scalar", "C")
         raise TypeError(
@@ -209,7 +212,8 @@ class Graph:
         self._check_arguments(op, args, kwargs)
         meta_args = map_args(args, _meta_of)
         meta_kwargs = map_args(kwargs, _meta_of)
-        meta = op.infer(*meta_args, **meta_kwargs)
+        with inferring(_metas_in((meta_args, meta_kwargs)), op.name):
+            meta = op.infer(*meta_args, **meta_kwargs)
         node = Node(self, self._fresh_name(op.name.rsplit(".", 1)[-1]), "call", op.name,
                     args, kwargs, meta, op)
         self.nodes.append(node)
@@ -237,6 +241,13 @@ class Graph:
         meta = tuple(v.meta for v in values)
         self._output = Node(self, "output", "output", "output", (values,), {}, meta)
         self.nodes.append(self._output)
+
+    def specialize_shapes(self, reason: str) -> None:
+        """Replace every dynamic dimension in the nodes' metadata by its trace-time size,
+        each recorded as a specialization guard (for a backend that bakes sizes into the
+        code it generates)."""
+        for node in self.nodes:
+            node.meta = _specialized(node.meta, reason)
 
     # -- reading ------------------------------------------------------------
     @property
@@ -273,6 +284,33 @@ class Graph:
 
     def graph_hash(self) -> str:
         return hashlib.sha256(str(self).encode("utf-8")).hexdigest()[:16]
+
+
+def _specialized(meta: MetaLike, reason: str) -> MetaLike:
+    if isinstance(meta, tuple):
+        return tuple(_specialized(m, reason) for m in meta)  # type: ignore[misc]
+    if meta is None or not any(isinstance(d, SymInt) for d in meta.shape):
+        return meta
+    shape = tuple(d.specialize(reason) if isinstance(d, SymInt) else d for d in meta.shape)
+    return TensorMeta(shape, meta.dtype, meta.kind, meta.layout)
+
+
+def _metas_in(value: Any) -> List[TensorMeta]:
+    """The TensorMetas inside an argument structure (tuples, lists, dicts, slices)."""
+    found: List[TensorMeta] = []
+    _collect_metas(value, found)
+    return found
+
+
+def _collect_metas(value: Any, found: List[TensorMeta]) -> None:
+    if isinstance(value, TensorMeta):
+        found.append(value)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            _collect_metas(item, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_metas(item, found)
 
 
 def _meta_of(node: Node) -> Any:

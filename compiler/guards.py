@@ -22,6 +22,7 @@ import numpy as np
 
 from .generated_code import compile_generated, unique_filename
 from .sources import LocalSource, Source
+from .symbolic_shapes import MIN_DYNAMIC_SIZE
 
 
 class Namespace:
@@ -217,9 +218,12 @@ class GuardSet:
         self.add(f"list({source.name()}.keys()) == {_short_repr(keys)}",
                  f"list({self._e(source)}) == {self.ns.const(keys, 'c')}")
 
-    def array_match(self, source: Source, value: np.ndarray, layout: str) -> None:
+    def array_match(self, source: Source, value: np.ndarray, layout: str,
+                    shape: Optional[Sequence[Any]] = None) -> None:
         """type, dtype, shape and memory layout of an ndarray (Dynamo's TENSOR_MATCH, split
-        into parts so that a recompile reason says which one changed)."""
+        into parts so that a recompile reason says which one changed).  ``shape``: the
+        traced shape where some dimensions are dynamic (SymInts): those are guarded to be
+        at least 2, the others equal, and no dispatch key is given (any size may hit)."""
         e = self._e(source)
         self.type_match(source, type(value))
         dt = value.dtype
@@ -227,14 +231,31 @@ class GuardSet:
         # Builtin dtypes are singletons, so `is` answers almost always; == covers the rest.
         self.add(f"{source.name()}.dtype == {dt}", f"({e}.dtype is {dname} or {e}.dtype == {dname})",
                  _param_key(source, "dtype", dt))
-        self.add(f"{source.name()}.shape == {value.shape}", f"{e}.shape == {value.shape!r}",
-                 _param_key(source, "shape", value.shape))
+        if shape is not None and any(not isinstance(d, int) for d in shape):
+            self._dynamic_shape_match(source, e, shape)
+        else:
+            self.add(f"{source.name()}.shape == {value.shape}", f"{e}.shape == {value.shape!r}",
+                     _param_key(source, "shape", value.shape))
         if layout == "C":
             self.add(f"{source.name()} is C-contiguous", f"{e}.flags.c_contiguous")
         elif layout == "F":
             self.add(f"{source.name()} is F-contiguous", f"{e}.flags.f_contiguous")
         else:
             self.add(f"{source.name()}.strides == {value.strides}", f"{e}.strides == {value.strides!r}")
+
+    def _dynamic_shape_match(self, source: Source, e: str, shape: Sequence[Any]) -> None:
+        """One guard for rank and sizes: a symbol's size >= 2 (0 and 1 are specialized),
+        the static sizes equal."""
+        parts = [f"len({e}.shape) == {len(shape)}"]
+        legend = []
+        for index, dim in enumerate(shape):
+            if isinstance(dim, int):
+                parts.append(f"{e}.shape[{index}] == {dim}")
+            else:
+                parts.append(f"{e}.shape[{index}] >= {MIN_DYNAMIC_SIZE}")
+                legend.append(f"{dim} >= {MIN_DYNAMIC_SIZE}")
+        text = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+        self.add(f"{source.name()}.shape == ({text}) with {', '.join(legend)}", " and ".join(parts))
 
 
 # Longer str/bytes/int values are compared with a held object rather than spelled out in the

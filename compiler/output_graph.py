@@ -27,6 +27,7 @@ from .graph import Graph, Node
 from .guards import GuardSet, Namespace
 from .side_effects import SideEffects
 from .sources import LocalSource, Source, has_instance_dict
+from .symbolic_shapes import ShapeEnv
 from .variables.base import VariableTracker
 
 
@@ -51,6 +52,8 @@ class OutputGraph:
         self.graph = Graph()
         self.ns = Namespace()
         self.guards = GuardSet(self.ns)
+        # The symbols of dynamic dimensions; their use records guards into self.guards.
+        self.shape_env = ShapeEnv(self.guards)
         self._wrapped: Dict[Source, VariableTracker] = {}
         # Mutable outside objects by identity (value kept alive so ids stay unique): one
         # tracker per object, whatever the number of sources it is reached through.

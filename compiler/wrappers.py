@@ -35,11 +35,15 @@ from .resume import Handoff, run_handoffs, try_entries
 from .sources import local_param_name, param_names
 
 
-def _callee_compiler(backend: Backend, observed: bool) -> CompileCallee:
+def _callee_compiler(backend: Backend, observed: bool, dynamic: Optional[bool] = None) -> CompileCallee:
     """How a compiled frame compiles a callee that becomes a frame of its own: with the
-    same backend and observation, default options otherwise."""
+    same backend, observation and dynamic-shape option, default options otherwise."""
+    options: Dict[str, Any] = {} if observed else {"observed": False}
+    if dynamic is not None:
+        options["dynamic"] = dynamic
+
     def compile_callee(fn: types.FunctionType) -> Callable:
-        return make_compiled(fn, backend, False, {} if observed else {"observed": False})
+        return make_compiled(fn, backend, False, dict(options))
     return compile_callee
 
 
@@ -62,7 +66,8 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     bound_names = ["implicit" + n[1:] if n[:1] == "." and n[1:].isdigit() else n for n in names]
     limit = options.get("cache_limit")
     debug = options.get("debug_checks")
-    compile_callee = _callee_compiler(backend, observed)
+    frame_cache.dynamic = options.get("dynamic")
+    compile_callee = _callee_compiler(backend, observed, frame_cache.dynamic)
 
     def slow_path(args: tuple, kwargs: dict) -> Any:
         if (frame_cache.native or trace_rules.is_disabled(fn)

@@ -163,8 +163,9 @@ class DynamoEngine:
         self._recorder.by_compile.clear()
         self._graphs.clear()
 
-    def compile(self, fn: Callable[..., Any], backend: str) -> Callable[..., Any]:
-        return self.torch.compile(fn, backend=self._recording(backend))
+    def compile(self, fn: Callable[..., Any], backend: str, **options: Any) -> Callable[..., Any]:
+        # The suite's options are torch.compile's own (dynamic=None | True | False).
+        return self.torch.compile(fn, backend=self._recording(backend), **options)
 
     def _recording(self, backend: str) -> Callable[..., Any]:
         inner = self._lookup_backend(backend)

@@ -128,8 +128,8 @@ class CompilerEngine:
     def reset(self) -> None:
         self.compiler.reset()
 
-    def compile(self, fn: Callable[..., Any], backend: str) -> Callable[..., Any]:
-        return self.compiler.compile(fn, backend=backend)
+    def compile(self, fn: Callable[..., Any], backend: str, **options: Any) -> Callable[..., Any]:
+        return self.compiler.compile(fn, backend=backend, **options)
 
     def events(self) -> List[Dict[str, Any]]:
         return [_event_dict(e) for e in self.compiler.events()]
@@ -144,7 +144,7 @@ class PlainEngine:
     def reset(self) -> None:
         pass
 
-    def compile(self, fn: Callable[..., Any], backend: str) -> Callable[..., Any]:
+    def compile(self, fn: Callable[..., Any], backend: str, **options: Any) -> Callable[..., Any]:
         return fn
 
     def events(self) -> List[Dict[str, Any]]:

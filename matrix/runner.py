@@ -43,7 +43,7 @@ def execute_case(case: Case, engine: Any, backend: str, count_kernels: bool = Tr
     """
     started = time.perf_counter()
     engine.reset()
-    compiled = engine.compile(case.fn, backend)
+    compiled = engine.compile(case.fn, backend, **case.options)
     # An engine whose kernels are not NumPy's (Dynamo's: torch) says how close is equal.
     tolerance = getattr(engine, "tolerance", None)
     tolerance = TOLERANCE.get(backend, 0.0) if tolerance is None else tolerance
@@ -86,7 +86,7 @@ def listings(fn: Any) -> Dict[str, Optional[str]]:
 def _probe_kernel_count(case: Case, engine: Any, backend: str) -> Optional[int]:
     """Kernels `backend` generates over the call sequence, each call's execution failing."""
     engine.reset()
-    compiled = engine.compile(case.fn, backend)
+    compiled = engine.compile(case.fn, backend, **case.options)
     for index in range(len(case.calls)):
         args, kwargs = case.call_arguments(index)
         observe(compiled, args, kwargs)  # raises inside: the backend cannot run here

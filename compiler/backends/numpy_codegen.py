@@ -34,6 +34,7 @@ from compiler.backends.region_kernel import RegionKernel
 from compiler.generated_code import compile_generated, unique_filename
 from compiler.graph import Graph, Node
 from compiler.ops import may_fail_at_run_time
+from compiler.symbolic_shapes import has_symbols
 
 _FUNCTION_NAME = "compiled_graph"
 
@@ -224,7 +225,9 @@ def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
     for number, (regions, reduction) in enumerate(_adjacent_groups(items), 1):
         group = fusion.Region([n for r in regions for n in r.nodes] +
                               ([reduction] if reduction is not None else []))
-        if len(group.nodes) < 2:
+        if len(group.nodes) < 2 or has_symbols(group.nodes[0].meta.shape):
+            # Blocked loops and numba kernels are written for one size (block counts, loop
+            # bounds, the choice itself): a group with dynamic dimensions runs over whole arrays.
             continue
         operands = fusion.region_operands(group)
         results = fusion.region_results(graph, group)

@@ -25,7 +25,7 @@ from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
 
-from compiler import trace_time
+from compiler import symbolic_views, trace_time
 from compiler.exc import Unsupported
 from compiler.graph import TensorMeta
 
@@ -62,7 +62,8 @@ def metas_in(value: Any) -> List[TensorMeta]:
 
 
 def mini_shape(shape: Tuple[int, ...]) -> Tuple[int, ...]:
-    return tuple(min(d, 1) for d in shape)
+    # Plain ints also for dynamic sizes (a SymInt compares, never lands in the miniature).
+    return tuple(0 if d == 0 else 1 for d in shape)
 
 
 def mini(meta: TensorMeta, value: Any = 0) -> Any:
@@ -187,6 +188,12 @@ def _dtypes(meta: Any) -> Any:
 
 def evaluate_view(fn: Callable, args: tuple, kwargs: Dict[str, Any], what: str) -> Any:
     """Exact metadata of an op that returns a view, from zero-strided stand-ins."""
+    if symbolic_views.has_symbolic_metas(metas_in((args, kwargs))):
+        return symbolic_views.evaluate_view(_evaluate_view_exact, fn, args, kwargs, what, map_metas)
+    return _evaluate_view_exact(fn, args, kwargs, what)
+
+
+def _evaluate_view_exact(fn: Callable, args: tuple, kwargs: Dict[str, Any], what: str) -> Any:
     result = call_quietly(fn, map_metas(args, zero_strided), map_metas(kwargs, zero_strided))
     return meta_of_result(result, what)
 

@@ -20,6 +20,7 @@ import numpy as np
 from ..exc import Unsupported
 from ..graph import Node, TensorMeta
 from ..ops import OpInfo, lookup_attribute, lookup_method, lookup_operator
+from ..symbolic_shapes import concrete
 from .base import Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, SliceVariable, TupleVariable
@@ -72,7 +73,7 @@ class ArrayVariable(VariableTracker):
     def length(self, tx: Translator) -> int:
         if self.meta.kind != "array" or not self.meta.shape:
             raise Unsupported(f"len() of a 0-d {self.describe()}")
-        return self.meta.shape[0]
+        return concrete(self.meta.shape[0], "len() of an array")
 
     def unpack(self, tx: Translator) -> List[VariableTracker]:
         n = self.length(tx)
@@ -81,10 +82,13 @@ class ArrayVariable(VariableTracker):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         meta = self.meta
         if name in _STATIC_ATTRS:
+            # A dynamic size read into Python is specialized (the tracer's values are plain
+            # ints); it stays symbolic only inside the graph's metadata.
             value = getattr(meta, name)
             if name == "shape":
-                return TupleVariable([ConstantVariable(d) for d in value])
-            return ConstantVariable(value)
+                return TupleVariable([ConstantVariable(concrete(d, f"ndarray.shape[{i}] read")) for i, d
+                                      in enumerate(value)])
+            return ConstantVariable(concrete(value, f"ndarray.{name} read"))
         attr_op = lookup_attribute(name)
         if attr_op is not None:
             return call_op(tx, attr_op, [self], {})

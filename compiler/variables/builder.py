@@ -20,7 +20,7 @@ import numpy as np
 
 from opcode_tables.resume import is_generated_code
 
-from .. import config, trace_rules
+from .. import config, symbolic_shapes, trace_rules
 from ..exc import Unsupported
 from ..graph import TensorMeta
 from ..sources import AttrSource, ItemSource, Source, has_instance_dict
@@ -117,6 +117,20 @@ def _item(output, value: Any, source: Optional[Source]) -> VariableTracker:
     return output.wrap(value, source)
 
 
+def _traced_shape(output, value: np.ndarray, source: Optional[Source]) -> Optional[tuple]:
+    """The shape an input array is traced with: a symbol for each dimension the frame's
+    policy makes dynamic (compiler.symbolic_shapes), None when all are static."""
+    if source is None:
+        return None
+    dynamic = symbolic_shapes.current_policy().dynamic_dims(source.name(), value.shape)
+    if not any(dynamic):
+        return None
+    env = output.shape_env
+    expr = source.expr(output.ns.const)
+    return tuple(env.create_symbol(f"{source.name()}.shape[{i}]", f"{expr}.shape[{i}]", d) if is_dynamic else d
+                 for i, (d, is_dynamic) in enumerate(zip(value.shape, dynamic)))
+
+
 def _wrap(output, value, source, guards) -> VariableTracker:
 
     tp = type(value)
@@ -124,9 +138,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         if value.dtype.kind not in "biufc":
             raise Unsupported(f"array of dtype {value.dtype} from {source.name() if source else 'the trace'} "
                               "(only boolean and numeric arrays are traced)")
-        meta = TensorMeta.of(value)
+        meta = TensorMeta.of(value, _traced_shape(output, value, source))
         if guards is not None:
-            guards.array_match(source, value, meta.layout)
+            guards.array_match(source, value, meta.layout, meta.shape)
         return ArrayVariable(meta, None, source, example=value)
     if issubclass(tp, np.ndarray):
         raise Unsupported(f"ndarray subclass {tp.__name__} (only plain numpy.ndarray is traced)")

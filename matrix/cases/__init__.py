@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 GROUP_MODULES = [
     "arithmetic", "calls", "closures", "comprehensions", "containers", "loops",
     "exceptions", "globals_attrs", "numpy_ops", "formatting", "graph_breaks",
-    "dynamo",
+    "dynamo", "dynamic_shapes",
 ]
 # Groups written in syntax (or relying on semantics) older interpreters lack, loaded only where
 # the running interpreter's opcode table has the opcode they exercise, or the "fact:" it names
@@ -53,6 +53,9 @@ class Case:
     description: str = ""
     kwargs_calls: Tuple[Optional[Callable[[], Dict[str, Any]]], ...] = field(default=())
     upstream: Optional[UpstreamExpectation] = None
+    # Options of the compile call beyond the backend (``{"dynamic": True}``): an engine is
+    # given them only where a case has some.
+    options: Dict[str, Any] = field(default_factory=dict)
 
     def call_arguments(self, index: int) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
         """Fresh positional and keyword arguments for call number `index`."""
@@ -70,7 +73,8 @@ class Registry:
     def case(self, group: str, *calls: ArgsFactory, recompiles: int = 0,
              kwargs: Sequence[Optional[Callable[[], Dict[str, Any]]]] = (),
              name: Optional[str] = None,
-             upstream: Optional[UpstreamExpectation] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             upstream: Optional[UpstreamExpectation] = None,
+             options: Optional[Dict[str, Any]] = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Decorator registering `fn` with its call sequence."""
         if not calls:
             raise ValueError(f"a case in group {group!r} needs at least one call")
@@ -81,7 +85,8 @@ class Registry:
                 raise ValueError(f"duplicate case name {case_name!r} (groups "
                                  f"{self._cases[case_name].group!r} and {group!r}); rename one")
             self._cases[case_name] = Case(case_name, group, fn, tuple(calls), recompiles,
-                                          (fn.__doc__ or "").strip(), tuple(kwargs), upstream)
+                                          (fn.__doc__ or "").strip(), tuple(kwargs), upstream,
+                                          dict(options or {}))
             return fn
         return register
 

@@ -47,8 +47,14 @@ def test_backend_must_be_a_name():
 
 def test_unknown_option_names_the_accepted_ones():
     with pytest.raises(TypeError) as info:
-        compiler.compile(plain, dynamic=True)
-    assert "'dynamic'" in str(info.value) and "cache_limit" in str(info.value)
+        compiler.compile(plain, mode="max-autotune")
+    assert "'mode'" in str(info.value) and "cache_limit" in str(info.value) and "dynamic" in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0, "True"])
+def test_bad_dynamic_value(value):
+    with pytest.raises(ValueError, match=r"dynamic=.*None .*True .*False"):
+        compiler.compile(plain, dynamic=value)
 
 
 @pytest.mark.parametrize("value", [0, -1, 1.5, True, "8"])

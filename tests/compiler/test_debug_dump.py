@@ -28,7 +28,7 @@ def _read(path):
 
 
 def test_a_break_and_recompiles_leave_every_view(tmp_path):
-    f = compiler.compile(_with_break, backend="numpy")
+    f = compiler.compile(_with_break, backend="numpy", dynamic=False)  # static: one compile per size
     with prepare_debug(tmp_path) as root:
         assert root == str(tmp_path)
         for n in (3, 4, 5):  # three compiles of the root frame

@@ -42,7 +42,7 @@ def test_api_version_and_names_are_pinned():
 
 
 def test_cache_entries_in_lookup_order_with_guards_code_graphs_and_backend():
-    f = compiler.compile(_fn, backend="numpy")
+    f = compiler.compile(_fn, backend="numpy", dynamic=False)
     x = np.arange(4.0)
     f(x, 2)
     f(np.arange(5.0), 2)
@@ -123,7 +123,7 @@ def test_a_hook_that_raises_is_reported_and_the_function_still_runs():
 
 
 def test_third_compile_lists_the_failing_guard_of_both_earlier_entries():
-    f = compiler.compile(_fn)
+    f = compiler.compile(_fn, dynamic=False)
     for n in (3, 4, 5):
         f(np.arange(float(n)), 2)
     events = compiler.events()

@@ -164,6 +164,9 @@ class TritonBackend(Backend):
     def lower(self, graph: Graph) -> Program:
         """The graph as kernels; raises NotLowerable naming the first op that has no lowering."""
         check_graph(graph, self.name)
+        # Kernels, buffers and launch grids are sized at generation: dynamic dimensions are
+        # specialized (guarded) first.
+        graph.specialize_shapes("the triton backend sizes kernels and buffers when generating them")
         return build_program(graph)
 
     def compile(self, graph: Graph) -> CompiledGraph:
