@@ -369,3 +369,24 @@ def test_nan_bits_and_signed_zero_changes_unspecialize_too():
     _check_calls(scale_shift, [(X64, float("nan")), (X64, -float("nan")), (X64, 0.0), (X64, -0.0), (X64, 1.0)])
     assert _compiles(scale_shift) <= 3
     assert math.isnan(scale_shift(X64, float("nan"))[0])
+
+
+class WithDefaults:
+    k = 2.0
+
+    def helper(self, x):
+        return x + 1
+
+    def __call__(self, x):
+        return self.helper(x) * self.k
+
+    __eq__ = Scale.__eq__
+
+
+def test_an_instance_shadowing_a_class_attribute_is_not_the_class_default():
+    shadows_k, shadows_helper = WithDefaults(), WithDefaults()
+    shadows_k.k = 5.0
+    shadows_helper.helper = np.negative
+    _check_calls(apply, [(WithDefaults(), X64), (shadows_k, X64), (shadows_helper, X64), (WithDefaults(), X64)])
+    reasons = [e.recompile_reason for e in compiler.events() if e.frame_name == "apply"]
+    assert reasons[1] == "'k' not in L['m'].__dict__"
