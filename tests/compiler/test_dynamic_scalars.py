@@ -390,3 +390,15 @@ def test_an_instance_shadowing_a_class_attribute_is_not_the_class_default():
     _check_calls(apply, [(WithDefaults(), X64), (shadows_k, X64), (shadows_helper, X64), (WithDefaults(), X64)])
     reasons = [e.recompile_reason for e in compiler.events() if e.frame_name == "apply"]
     assert reasons[1] == "'k' not in L['m'].__dict__"
+
+
+def scale_in_place(x, a):
+    y = x.copy()
+    y *= a
+    y += a
+    return y
+
+
+def test_an_in_place_operand_is_a_graph_input():
+    _check_calls(scale_in_place, [(X32, 0.5 * i) for i in range(10)] + [(I64, 3), (I64, 4), (I64, 5)])
+    assert _compiles(scale_in_place) <= 4
