@@ -402,3 +402,22 @@ def scale_in_place(x, a):
 def test_an_in_place_operand_is_a_graph_input():
     _check_calls(scale_in_place, [(X32, 0.5 * i) for i in range(10)] + [(I64, 3), (I64, 4), (I64, 5)])
     assert _compiles(scale_in_place) <= 4
+
+
+def test_the_triton_backend_runs_a_graph_with_a_python_scalar_input_eagerly():
+    """Kernels take buffers: a graph with a dynamic scalar input is not lowered but run by the
+    eager backend (on any machine: no GPU is needed for that path)."""
+    from compiler.backends.triton import TritonBackend
+    from compiler.graph import Graph, TensorMeta
+    from compiler.ops import lookup_operator
+
+    graph = Graph()
+    x = graph.placeholder("L_x", TensorMeta((8,), np.float32))
+    a = graph.placeholder("L_a", TensorMeta((), np.min_scalar_type(0.5) if VALUE_BASED_CASTING else np.float64,
+                                            "python"))
+    graph.output([graph.call(lookup_operator("mul"), (x, a))])
+    assert "L_a: python float" in str(graph)
+    compiled = TritonBackend().compile(graph)
+    assert compiled.backend == "eager" and "Python scalar input" in compiled.fallback_reason
+    (out,) = compiled.fn(X32, 0.5)
+    assert out.dtype == np.float32 and np.array_equal(out, X32 * 0.5)
