@@ -55,7 +55,7 @@ class TensorMeta:
         if self.layout not in _LAYOUTS:
             raise ValueError(f"TensorMeta.layout must be one of {_LAYOUTS}, got {self.layout!r}")
         if self.kind != "array" and self.shape != ():
-            raise ValueError(f"a NumPy scalar has shape (), got {self.shape}")
+            raise ValueError(f"a {self.kind} value (a NumPy or Python scalar) has shape (), got {self.shape}")
 
     @classmethod
     def of(cls, value: Any, shape: Optional[Tuple[Any, ...]] = None) -> "TensorMeta":
