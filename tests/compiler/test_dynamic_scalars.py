@@ -308,17 +308,19 @@ NUMPY_SCALARS = [np.float32(1.5), np.float64(-0.0), np.int8(-3), np.uint8(200), 
                  np.float16(np.nan)]
 
 
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
 @pytest.mark.parametrize("x", [X32, X64, I8, I64], ids=["f32", "f64", "i8", "i64"])
-def test_special_values_in_sequence(x):
+def test_special_values_in_sequence(x, backend):
     values = SPECIAL_FLOATS + SPECIAL_INTS + NUMPY_SCALARS + [2.5, 7, 3.25, 9]
     with np.errstate(all="ignore"):
-        _check_calls(ops_on_scalar, [(x, v) for v in values])
+        _check_calls(ops_on_scalar, [(x, v) for v in values], backend=backend)
 
 
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
 @pytest.mark.parametrize("x", [X32, I8], ids=["f32", "i8"])
-def test_special_values_under_numpys_default_error_state(x):
+def test_special_values_under_numpys_default_error_state(x, backend):
     values = [1.5, 2.5, 1e300, 3.5, 300, 100, -1, 70000, float("nan"), 2]
-    _check_calls(ops_on_scalar, [(x, v) for v in values])
+    _check_calls(ops_on_scalar, [(x, v) for v in values], backend=backend)
 
 
 scalars = st.one_of(
@@ -335,12 +337,12 @@ def mixed(x, a, b):
 
 @settings(max_examples=30, deadline=None)
 @given(st.lists(st.tuples(scalars, scalars), min_size=2, max_size=6),
-       st.sampled_from(["f32", "f64", "i8", "i64"]))
-def test_property_sequences_of_scalars_match_plain(pairs, array):
+       st.sampled_from(["f32", "f64", "i8", "i64"]), st.sampled_from(["eager", "numpy"]))
+def test_property_sequences_of_scalars_match_plain(pairs, array, backend):
     compiler.reset()
     x = {"f32": X32, "f64": X64, "i8": I8, "i64": I64}[array]
     with np.errstate(all="ignore"):
-        _check_calls(mixed, [(x, a, b) for a, b in pairs])
+        _check_calls(mixed, [(x, a, b) for a, b in pairs], backend=backend)
     compiler.reset()
 
 
