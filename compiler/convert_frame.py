@@ -204,6 +204,8 @@ def _changed_scalars(cache: FrameCache, values: Sequence[Any], closure: Optional
     failing guard, so that a list of changing weights costs one recompile, not one each) are
     graph inputs in the traces from now on (compiler.variables.scalars)."""
     changed: List[str] = []
+    if not config.dynamic_scalars:
+        return changed
     for entry in cache.cache_entries:
         for guard in entry.guards:
             source = guard.pins_scalar

@@ -423,3 +423,9 @@ def test_the_triton_backend_runs_a_graph_with_a_python_scalar_input_eagerly():
     assert compiled.backend == "eager" and "Python scalar input" in compiled.fallback_reason
     (out,) = compiled.fn(X32, 0.5)
     assert out.dtype == np.float32 and np.array_equal(out, X32 * 0.5)
+
+
+def test_dynamic_scalars_can_be_switched_off(monkeypatch):
+    monkeypatch.setattr(compiler.config, "dynamic_scalars", False)
+    _check_calls(scale_shift, [(X64, 0.5 * i) for i in range(4)])
+    assert _compiles(scale_shift) == 4
