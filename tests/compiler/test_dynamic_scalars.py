@@ -29,19 +29,34 @@ def _compiles(fn) -> int:
     return sum(1 for e in compiler.events() if e.frame_name.endswith(name) and e.fallback_reason is None)
 
 
+def _canonical_nans(array: np.ndarray) -> np.ndarray:
+    """NaNs made one NaN: which NaN payload and sign an array op propagates depends on NumPy's
+    loop (SIMD width, a temporary reused in place), in plain runs as much as compiled ones."""
+    if array.dtype.kind in "fc":
+        return np.where(np.isnan(array), np.array(np.nan, array.dtype), array)
+    return array
+
+
 def _exact(value):
-    """What must be identical: types all the way down, float bits (signed zeros, NaNs)."""
+    """What must be identical: types all the way down, the bits of Python floats (signed zeros,
+    NaN payloads: a scalar passed through), signed zeros in arrays."""
     if isinstance(value, float):
         return ("float", struct.pack("<d", value))
     if isinstance(value, np.ndarray) and value.dtype == object:
         return ("ndarray", value.shape) + tuple(_exact(v) for v in value.ravel().tolist())
     if isinstance(value, np.ndarray):
-        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
+        return ("ndarray", value.dtype.str, value.shape, _canonical_nans(value).tobytes())
     if isinstance(value, np.generic):
-        return (type(value).__name__, np.asarray(value).tobytes())
+        return (type(value).__name__, _canonical_nans(np.asarray(value)).tobytes())
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(_exact(v) for v in value)
     return (type(value).__name__, value)
+
+
+def _holds_object_array(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds_object_array(v) for v in value)
+    return isinstance(value, np.ndarray) and value.dtype == object
 
 
 def _check_calls(fn, arg_lists, **compile_kwargs):
@@ -53,9 +68,12 @@ def _check_calls(fn, arg_lists, **compile_kwargs):
             # Known, and older than dynamic scalars: a NumPy scalar argument is specialized, and
             # the cache entry keeps that very object (graph constant, guard) alive.
             plain.refcounts = got.refcounts = None
-        assert_same_outcome(plain, got, close=None, where=f"call {index} {args!r}"[:200])
-        if plain.error is None:
+        if plain.error is None and got.error is None:
             assert _exact(got.value) == _exact(plain.value), f"call {index}: {got.value!r} != {plain.value!r}"
+            if _holds_object_array(plain.value):
+                # (compared above: the corpus comparison finds NaN != NaN inside object arrays)
+                plain.value = got.value = None
+        assert_same_outcome(plain, got, close=None, where=f"call {index} {args!r}"[:200])
     return compiled
 
 
