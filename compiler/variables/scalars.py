@@ -6,15 +6,19 @@ global, a list item, a continuation's stack value) failing, the frame's cache
 marks that source dynamic (Dynamo's "unspecialize after the first change",
 compiler.convert_frame); later traces wrap it as a ``DynamicScalarVariable``.
 
-Such a tracker stays symbolic only where NumPy takes it as an operand of an
+Such a tracker stays symbolic where NumPy takes it as an operand of an
 elementwise op (``x * a``, ``np.where(m, x, a)``): there it is a "python"
-placeholder of the graph, and the graph is called with the caller's object.
+placeholder of the graph, and the graph is called with the caller's object;
+and through Python arithmetic with ints, floats and other dynamic scalars
+(``a * 2 + n``): the result is a dynamic scalar whose source is that
+expression (``ArithmeticSource``), evaluated again by the entry, in Python.
 Every other use (a branch, ``range``, an index, a shape, a dict key, ``is``,
-formatting, Python arithmetic with another scalar, a keyword argument of an
-op) asks for its value through ``as_python_constant``, which *specializes*
-it: the value guard is installed then, named as a specialization, and the
-trace goes on with the constant, exactly as before.  Returned or stored
-unchanged, it is rebuilt from its source (the caller's very object).
+formatting, a builtin or NumPy function on scalars alone, a keyword argument
+of an op) asks for its value through ``as_python_constant``, which
+*specializes* it: the value guard is installed then, named as a
+specialization, and the trace goes on with the constant, exactly as before.
+Returned or stored, it is rebuilt from its source (the caller's very object,
+or the expression computed again).
 
 What a dynamic scalar is guarded on besides its type: under NumPy 1.x
 value-based casting, ``numpy.min_scalar_type`` of its value, which is all that
@@ -27,14 +31,17 @@ negative integer power) make the graph fail and the frame run natively
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+import itertools
+import operator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ..graph import Node, TensorMeta
 from ..guards import GuardSet
 from ..ops.standins import VALUE_BASED_CASTING
-from ..sources import Source
+from ..sources import ConstNamer, Source
 from .base import Translator, VariableTracker
 from .constant import ConstantVariable
 
@@ -119,3 +126,79 @@ class DynamicScalarVariable(VariableTracker):
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         return self._constant().call(tx, args, kwargs)
 
+
+
+# -- Python arithmetic on dynamic scalars ------------------------------------------------
+# Operators on Python ints and floats that keep a dynamic scalar dynamic: the result is the
+# expression itself (``(L['a'] * 2)``), which the entry evaluates again on the call's values,
+# in Python, wherever the trace uses it (a graph input, a rebuilt value, a guard).  Ints and
+# floats are immutable and their arithmetic pure, so evaluating it again is exact.
+_ARITHMETIC: Dict[str, Tuple[str, Callable[..., Any]]] = {
+    "add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
+    "truediv": ("/", operator.truediv), "floordiv": ("//", operator.floordiv), "mod": ("%", operator.mod),
+    "neg": ("-", operator.neg), "pos": ("+", operator.pos),
+}
+_serials = itertools.count()
+
+
+@dataclass(frozen=True)
+class ArithmeticSource(Source):
+    """A value computed by the frame from dynamic scalars and int / float constants."""
+
+    symbol: str
+    operands: Tuple[Any, ...]  # Sources, and int / float constants
+    # Two computations of one expression are two objects (``is`` must not find them the same).
+    serial: int = field(default_factory=lambda: next(_serials))
+
+    def name(self) -> str:
+        return _spell(self.symbol, [o.name() if isinstance(o, Source) else repr(o) for o in self.operands])
+
+    def expr(self, const: ConstNamer) -> str:
+        # A float constant as the object itself (signed zeros, NaN payloads); an int's repr is exact.
+        return _spell(self.symbol, [o.expr(const) if isinstance(o, Source) else
+                                    repr(o) if type(o) is int else const(o) for o in self.operands])
+
+
+def _spell(symbol: str, parts: Sequence[str]) -> str:
+    if len(parts) == 1:
+        return f"({symbol}{parts[0]})"
+    return f"({parts[0]} {symbol} {parts[1]})"
+
+
+def python_arithmetic(name: str, operands: Sequence[VariableTracker]) -> Optional[VariableTracker]:
+    """``a <op> b`` (or ``<op> a``) on Python ints / floats where an operand is a dynamic scalar
+    not yet specialized: a dynamic scalar computed by that expression.  None where the operation
+    is not one of these (the caller takes the constant path, which specializes), or where the
+    value would fail or leave int64 (the constant path raises the program's error, or guards
+    the value)."""
+    if name not in _ARITHMETIC or not any(_symbolic(v) for v in operands):
+        return None
+    parts: List[Any] = []
+    values: List[Any] = []
+    guards = None
+    for var in operands:
+        if _symbolic(var):
+            parts.append(var.source)
+            values.append(var.value)
+            guards = var.guards
+        elif (type(var) is ConstantVariable or isinstance(var, DynamicScalarVariable)) and \
+                type(var.value) in (int, float):  # (a specialized dynamic scalar: its value is guarded)
+            parts.append(var.value)
+            values.append(var.value)
+        else:
+            return None
+    symbol, fn = _ARITHMETIC[name]
+    try:
+        value = fn(*values)
+    except (ArithmeticError, ValueError):
+        return None
+    dtype = dynamic_dtype(value)
+    if dtype is None or guards is None:
+        return None
+    source = ArithmeticSource(symbol, tuple(parts))
+    guards.type_match(source, type(value))  # (also: the expression evaluates, on this call's values)
+    return DynamicScalarVariable(value, source, guards, dtype)
+
+
+def _symbolic(var: VariableTracker) -> bool:
+    return isinstance(var, DynamicScalarVariable) and not var.specialized

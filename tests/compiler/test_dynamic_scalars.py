@@ -269,7 +269,7 @@ def is_compare(x, n):
 
 
 def python_arithmetic(x, a):
-    b = a * 3 + 1          # Python arithmetic: specialized, never NumPy arithmetic
+    b = a * 3 + 1          # Python arithmetic, evaluated by Python (never NumPy arithmetic)
     return x * b, b, a // 2 if isinstance(a, int) else a / 2
 
 
@@ -353,14 +353,24 @@ def mixed(x, a, b):
     return x * a - b, np.minimum(x, b) + a
 
 
+SCALAR_PAIRS = st.lists(st.tuples(scalars, scalars), min_size=2, max_size=6)
+ARRAYS = st.sampled_from(["f32", "f64", "i8", "i64"])
+BACKENDS = st.sampled_from(["eager", "numpy"])
+
+
 @settings(max_examples=30, deadline=None)
-@given(st.lists(st.tuples(scalars, scalars), min_size=2, max_size=6),
-       st.sampled_from(["f32", "f64", "i8", "i64"]), st.sampled_from(["eager", "numpy"]))
+@given(SCALAR_PAIRS, ARRAYS, BACKENDS)
 def test_property_sequences_of_scalars_match_plain(pairs, array, backend):
+    _check_pairs(mixed, pairs, array, backend)
+
+
+def _check_pairs(fn, pairs, array, backend):
+    """``fn(x, a, b)`` for each pair, compiled afresh, against plain (errors ignored: NaN and
+    overflow are the point)."""
     compiler.reset()
     x = {"f32": X32, "f64": X64, "i8": I8, "i64": I64}[array]
     with np.errstate(all="ignore"):
-        _check_calls(mixed, [(x, a, b) for a, b in pairs], backend=backend)
+        _check_calls(fn, [(x, a, b) for a, b in pairs], backend=backend)
     compiler.reset()
 
 
@@ -447,3 +457,84 @@ def test_dynamic_scalars_can_be_switched_off(monkeypatch):
     monkeypatch.setattr(compiler.config, "dynamic_scalars", False)
     _check_calls(scale_shift, [(X64, 0.5 * i) for i in range(4)])
     assert _compiles(scale_shift) == 4
+
+
+# -- Python arithmetic on dynamic scalars stays dynamic -----------------------------------
+
+def affine_of_scalars(x, a, n):
+    k = a * 2 + 1
+    m = -n + 3
+    return x * k + m, k, m, k / 2, n % 3, n // 2, a - n
+
+
+def test_python_arithmetic_on_dynamic_scalars_compiles_at_most_twice():
+    calls = [(X32, 0.5 * i, i) for i in range(12)]
+    _check_calls(affine_of_scalars, calls)
+    # (NumPy 1.x: -n + 3 changes numpy.min_scalar_type from uint8 to int8 once it is negative)
+    assert _compiles(affine_of_scalars) <= (3 if VALUE_BASED_CASTING else 2)
+    newest = compiler.cache_entries(compiler.compile(affine_of_scalars))[0]
+    assert "type(((L['a'] * 2) + 1)) is float" in newest.guard_names
+    assert not any(name.startswith(("L['a'] ==", "L['n'] ==")) for name in newest.guard_names)
+
+
+def divide_by(x, a, b):
+    return x * (a / b), a // b, a % b
+
+
+def test_python_arithmetic_that_fails_later_raises_the_programs_error():
+    calls = [(X64, 1.0, 2.0), (X64, 3.0, 4.0), (X64, 5.0, 8.0), (X64, 1.0, 0.0), (X64, 1.0, -0.0), (X64, 2.0, 4.0),
+             (X64, float("inf"), 2.0), (X64, float("nan"), 3.0), (X64, 7, 2), (X64, 7, 0), (X64, -7, 2)]
+    _check_calls(divide_by, calls)
+
+
+def grows(x, n):
+    big = n * 10 ** 12 * 10 ** 12   # leaves int64 for large n: specialized, never a NumPy int
+    return x + n * 1000, big
+
+
+def test_python_ints_beyond_int64_stay_python_ints():
+    _check_calls(grows, [(I64, n) for n in [1, 2, 3, 10 ** 6, 2 ** 40, -5, 4]])
+
+
+COUNTS = 0
+
+
+def count_calls(x):
+    global COUNTS
+    COUNTS += 1
+    return x * COUNTS
+
+
+def test_a_global_counter_the_function_increments_compiles_at_most_twice():
+    global COUNTS
+    compiled = compiler.compile(count_calls)
+    COUNTS = 0
+    got = [compiled(X64) for _ in range(10)]
+    assert COUNTS == 10
+    COUNTS = 0
+    want = [count_calls(X64) for _ in range(10)]
+    assert [_exact(g) for g in got] == [_exact(w) for w in want]
+    assert _compiles(count_calls) <= 2
+
+
+def same_object(x, a):
+    k = +a
+    return x * k, k is a, k
+
+
+def test_identity_of_computed_scalars_is_plain():
+    _check_calls(same_object, [(X64, 1.5), (X64, 2.5), (X64, 3.5)])
+    compiled = compiler.compile(same_object)
+    a = 4.5
+    assert compiled(X64, a)[2] is a
+
+
+def scalar_chain(x, a, b):
+    k = (a + b) * 2 - b
+    return x * k, k, -a, a / b, a // b
+
+
+@settings(max_examples=30, deadline=None)
+@given(SCALAR_PAIRS, ARRAYS, BACKENDS)
+def test_property_python_arithmetic_on_scalars_matches_plain(pairs, array, backend):
+    _check_pairs(scalar_chain, pairs, array, backend)
