@@ -129,14 +129,14 @@ class DynamicScalarVariable(VariableTracker):
 
 
 # -- Python arithmetic on dynamic scalars ------------------------------------------------
-# Operators on Python ints and floats that keep a dynamic scalar dynamic: the result is the
+# Operators (``**`` with a constant exponent) on Python ints and floats that keep a dynamic scalar dynamic: the result is the
 # expression itself (``(L['a'] * 2)``), which the entry evaluates again on the call's values,
 # in Python, wherever the trace uses it (a graph input, a rebuilt value, a guard).  Ints and
 # floats are immutable and their arithmetic pure, so evaluating it again is exact.
 _ARITHMETIC: Dict[str, Tuple[str, Callable[..., Any]]] = {
     "add": ("+", operator.add), "sub": ("-", operator.sub), "mul": ("*", operator.mul),
     "truediv": ("/", operator.truediv), "floordiv": ("//", operator.floordiv), "mod": ("%", operator.mod),
-    "neg": ("-", operator.neg), "pos": ("+", operator.pos),
+    "neg": ("-", operator.neg), "pos": ("+", operator.pos), "pow": ("**", operator.pow),
 }
 _serials = itertools.count()
 
@@ -173,6 +173,8 @@ def python_arithmetic(name: str, operands: Sequence[VariableTracker]) -> Optiona
     the value)."""
     if name not in _ARITHMETIC or not any(_symbolic(v) for v in operands):
         return None
+    if name == "pow" and _symbolic(operands[1]):
+        return None  # (a dynamic exponent: the entry would compute any power it is given, twice)
     parts: List[Any] = []
     values: List[Any] = []
     guards = None
@@ -192,6 +194,8 @@ def python_arithmetic(name: str, operands: Sequence[VariableTracker]) -> Optiona
         value = fn(*values)
     except (ArithmeticError, ValueError):
         return None
+    if type(value) not in (int, float):
+        return None  # ((-8) ** 0.5 is complex)
     dtype = dynamic_dtype(value)
     if dtype is None or guards is None:
         return None

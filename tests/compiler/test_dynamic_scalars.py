@@ -531,7 +531,7 @@ def test_identity_of_computed_scalars_is_plain():
 
 def scalar_chain(x, a, b):
     k = (a + b) * 2 - b
-    return x * k, k, -a, a / b, a // b
+    return x * k, k, -a, a / b, a // b, a ** 2, b ** -1, a ** 0.5
 
 
 @settings(max_examples=30, deadline=None)
