@@ -12,7 +12,7 @@ stores and counts.
 from __future__ import annotations
 
 import types
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from .events import CompilationEvent
 from .graph import Graph
@@ -61,6 +61,9 @@ class FrameCache:
         # dimension that changed is None): compiler.symbolic_shapes.FramePolicy.
         self.dynamic: Optional[bool] = None
         self.seen_shapes: Dict[str, Tuple[Optional[int], ...]] = {}
+        # Sources (by name) of Python scalars whose value changed between calls: later traces
+        # make them graph inputs instead of constants (compiler.variables.scalars).
+        self.dynamic_scalars: Set[str] = set()
         # Stubs and continuations of this function's graph breaks (a continuation's own
         # cache is given its root function's registry).
         self.registry = registry if registry is not None else Registry()
@@ -96,6 +99,7 @@ class FrameCache:
         self.frame_id = None
         self.compiles = 0
         self.seen_shapes.clear()
+        self.dynamic_scalars.clear()
 
 
 _caches: Dict[Tuple[types.CodeType, int], FrameCache] = {}

@@ -15,6 +15,11 @@ from typing import Any, Callable, Optional
 # from then on, with a warning naming the failing guard.
 cache_limit: int = 8
 
+# A Python int or float whose value guard fails on a recompile becomes a graph input in later
+# traces (compiler.variables.scalars: Dynamo's "unspecialize after the first change"); False
+# keeps every Python value a constant (each new value recompiles, up to cache_limit).
+dynamic_scalars: bool = os.environ.get("TRACEMATRIX_STATIC_SCALARS", "") in ("", "0")
+
 # A bug in the tracer normally makes the frame run natively (recorded in the
 # event and logged with its traceback); the project's own tests raise instead.
 raise_internal_errors: bool = os.environ.get("TRACEMATRIX_STRICT", "") not in ("", "0")

@@ -43,7 +43,7 @@ from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, 
 from .events import CompilationEvent
 from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
-from .guards import Guard, Namespace
+from .guards import Guard, Namespace, first_failing
 from .ops import may_fail_at_run_time
 from .resume import Continuation, Handoff
 from .sources import param_names
@@ -115,6 +115,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     if cache.cache_entries:
         event.failed_guards = [_failing_guard_name(entry, values, closure)
                                for entry in reversed(cache.cache_entries)]
+        cache.dynamic_scalars.update(_changed_scalars(cache, values, closure))
         event.recompile_reason = event.failed_guards[-1]
         logs.log("recompiles", compile_id, "recompiling %s: the guards that failed, oldest entry first:\n%s",
                  event.frame_name, "\n".join(f"  {entry.event.compile_id}: {reason}" for entry, reason
@@ -149,7 +150,8 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
                                          cache.seen_shapes, compile_id)
     try:
         with symbolic_shapes.frame_policy(policy):
-            entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed)
+            entry = _trace_and_build(fn, names, values, backend, event, fullgraph, ctx, cache.observed,
+                                     frozenset(cache.dynamic_scalars))
     except Unsupported as e:
         if fullgraph:
             event.compile_time_s = time.perf_counter() - start
@@ -196,6 +198,24 @@ def _record(cache: FrameCache, event: CompilationEvent) -> None:
         events.record(event)
 
 
+def _changed_scalars(cache: FrameCache, values: Sequence[Any], closure: Optional[tuple]) -> List[str]:
+    """Dynamo's rule, "unspecialize after the first change": the sources of the Python ints and
+    floats whose value guards in some entry reject this call (all of them, not only the first
+    failing guard, so that a list of changing weights costs one recompile, not one each) are
+    graph inputs in the traces from now on (compiler.variables.scalars)."""
+    changed: List[str] = []
+    if not config.dynamic_scalars:
+        return changed
+    for entry in cache.cache_entries:
+        for guard in entry.guards:
+            source = guard.pins_scalar
+            if source is None or source in changed or source in cache.dynamic_scalars:
+                continue
+            if first_failing([guard], entry.params, entry.ns, [closure, *values]) is not None:
+                changed.append(source)
+    return changed
+
+
 def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optional[tuple]) -> str:
     failing = entry.first_failing_guard(values, closure)
     return failing.name if failing is not None else "no guard failed (entry rejected)"
@@ -215,12 +235,13 @@ def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[
 
 def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
                      event: CompilationEvent, fullgraph: bool, ctx: graph_break.BreakContext,
-                     inline_compiled: bool = True) -> CacheEntry:
+                     inline_compiled: bool = True, dynamic_scalars: frozenset = frozenset()) -> CacheEntry:
     """Trace the frame; the entry for a complete trace, or else for a break at the failing
     instruction, or else one that runs the frame natively."""
     tx = None
     try:
-        tx = InstructionTranslator(fn, dict(zip(names, values)), inline_compiled=inline_compiled)
+        tx = InstructionTranslator(fn, dict(zip(names, values)), inline_compiled=inline_compiled,
+                                   dynamic_scalars=dynamic_scalars)
         result = tx.run()
         tx.flush_segment()
         cg = OutputCodegen(tx, tx.output.ns)
@@ -244,7 +265,7 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
         if index is not None and config.graph_breaks:
             try:
                 return _break_entry(fn, names, values, backend, event, e, index, ctx, inline_compiled,
-                                    first_pass=tx.ir_opcodes)
+                                    first_pass=tx.ir_opcodes, dynamic_scalars=dynamic_scalars)
             except Unsupported as why:
                 why.__traceback__ = None
                 e = Unsupported(f"{e.reason}; it cannot become a graph break: {why.reason}", where=e.where)
@@ -254,12 +275,13 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
 def _break_entry(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
                  event: CompilationEvent, error: Unsupported, index: int,
                  ctx: graph_break.BreakContext, inline_compiled: bool = True,
-                 first_pass: Optional[Counter] = None) -> CacheEntry:
+                 first_pass: Optional[Counter] = None, dynamic_scalars: frozenset = frozenset()) -> CacheEntry:
     """Trace again up to the failing instruction and make the entry that breaks there.
 
     ``first_pass``: what the failed trace counted.  Dynamo also traces a frame that breaks
     twice (it restarts at the break) and its ir_count keeps both passes' segments."""
-    tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index, inline_compiled=inline_compiled)
+    tx = InstructionTranslator(fn, dict(zip(names, values)), break_at=index, inline_compiled=inline_compiled,
+                               dynamic_scalars=dynamic_scalars)
     if first_pass:
         tx.ir_opcodes.update(first_pass)
     try:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from compiler.ops.opinfo import OpInfo
 
 _LAYOUTS = ("C", "F", "A")
-_KINDS = ("array", "scalar")
+_KINDS = ("array", "scalar", "python")
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,9 @@ class TensorMeta:
     shape: Tuple[Any, ...]
     dtype: np.dtype
     # "array": an np.ndarray (0-d included); "scalar": a NumPy scalar such as
-    # the np.float64 that x.sum() returns.
+    # the np.float64 that x.sum() returns; "python": a Python int or float graph input (a
+    # dynamic scalar, compiler.variables.scalars), whose dtype is the one NumPy's casting
+    # gives its value (numpy.min_scalar_type under NumPy 1.x, else int64 / float64).
     kind: str = "array"
     # "C" or "F" contiguous, or "A" (neither, or not known statically: the
     # metadata of a call node is a hint, the placeholders' is exact).
@@ -52,8 +54,8 @@ class TensorMeta:
             raise ValueError(f"TensorMeta.kind must be one of {_KINDS}, got {self.kind!r}")
         if self.layout not in _LAYOUTS:
             raise ValueError(f"TensorMeta.layout must be one of {_LAYOUTS}, got {self.layout!r}")
-        if self.kind == "scalar" and self.shape != ():
-            raise ValueError(f"a NumPy scalar has shape (), got {self.shape}")
+        if self.kind != "array" and self.shape != ():
+            raise ValueError(f"a {self.kind} value (a NumPy or Python scalar) has shape (), got {self.shape}")
 
     @classmethod
     def of(cls, value: Any, shape: Optional[Tuple[Any, ...]] = None) -> "TensorMeta":

@@ -36,6 +36,11 @@ def dtype_name(dtype: np.dtype) -> str:
     return name
 
 
+def python_scalar_type(dtype: np.dtype) -> type:
+    """The Python type of a "python" graph input of this dtype (compiler.graph.TensorMeta)."""
+    return {"b": bool, "i": int, "u": int, "f": float, "c": complex}[np.dtype(dtype).kind]
+
+
 def format_meta(meta: Any) -> str:
     if meta is None:
         return "?"
@@ -45,6 +50,8 @@ def format_meta(meta: Any) -> str:
     dims = ", ".join(str(d) for d in meta.shape)
     if meta.kind == "scalar":
         return f"{dtype_name(meta.dtype)} scalar"
+    if meta.kind == "python":  # the same text under either NumPy casting rule
+        return f"python {python_scalar_type(meta.dtype).__name__}"
     return f"{dtype_name(meta.dtype)}[{dims}]"
 
 

@@ -53,6 +53,9 @@ class Guard:
     # For the cheap checks on a parameter that cache-entry dispatch keys on
     # (compiler.guard_dispatch): (parameter, "type" | "dtype" | "shape", expected value).
     key: Optional[Tuple[str, str, Any]] = None
+    # The source (by name) of the Python int or float whose value this guard pins: when it
+    # fails, the recompile makes that source a dynamic scalar (compiler.variables.scalars).
+    pins_scalar: Optional[str] = None
 
 
 # Objects that live as long as the interpreter: identity guards hold them (a C function only
@@ -154,11 +157,12 @@ class GuardSet:
     def guards(self) -> List[Guard]:
         return list(self._guards)
 
-    def add(self, name: str, code: str, key: Optional[Tuple[str, str, Any]] = None) -> None:
+    def add(self, name: str, code: str, key: Optional[Tuple[str, str, Any]] = None,
+            pins_scalar: Optional[str] = None) -> None:
         if code in self._seen:
             return
         self._seen.add(code)
-        self._guards.append(Guard(name, code, key))
+        self._guards.append(Guard(name, code, key, pins_scalar))
 
     def _e(self, source: Source) -> str:
         return source.expr(self.ns.const)
@@ -179,25 +183,34 @@ class GuardSet:
         # finalizer, weak references); once it is gone the guard fails (a new object is not it).
         self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(weakref.ref(obj), 'w')}()")
 
-    def constant_match(self, source: Source, value: Any) -> None:
-        """Value equality for immutable constants (types checked first: 1 == 1.0 == True)."""
+    def constant_match(self, source: Source, value: Any, why: str = "") -> None:
+        """Value equality for immutable constants (types checked first: 1 == 1.0 == True).
+        ``why``: appended to the value guard's name (why a dynamic scalar was specialized)."""
         if value is None or value is Ellipsis or value is NotImplemented or isinstance(value, bool):
             self.add(f"{source.name()} is {value!r}", f"{self._e(source)} is {self.ns.const(value, 'c')}")
             return
         self.type_match(source, type(value))
+        # A Python int or float pinned by value becomes a graph input if the value changes.
+        pins = source.name() if type(value) in (int, float) else None
         if _has_nan_part(value):
             # NaN != NaN, and NaNs differ in sign and payload: the value is guarded bit for bit.
             key = _value_bits(value)
-            self.add(f"{source.name()} is {_short_repr(value)} (bit for bit)",
-                     f"{self.ns.const(_value_bits, 'f')}({self._e(source)}) == {key!r}")
+            self.add(f"{source.name()} is {_short_repr(value)} (bit for bit){why}",
+                     f"{self.ns.const(_value_bits, 'f')}({self._e(source)}) == {key!r}", pins_scalar=pins)
             return
-        self.add(f"{source.name()} == {_short_repr(value)}",
-                 f"{self._e(source)} == {self._compared_with(value)}")
+        self.add(f"{source.name()} == {_short_repr(value)}{why}",
+                 f"{self._e(source)} == {self._compared_with(value)}", pins_scalar=pins)
         if _has_zero_part(value):
             # 0.0 == -0.0: the sign of a zero is guarded too (1/x, copysign, atan2 see it).
             key = _zero_signs(value)
             self.add(f"signs of zeros in {source.name()} are {key}",
-                     f"{self.ns.const(_zero_signs, 'f')}({self._e(source)}) == {key!r}")
+                     f"{self.ns.const(_zero_signs, 'f')}({self._e(source)}) == {key!r}", pins_scalar=pins)
+
+    def scalar_class_match(self, source: Source, dtype: np.dtype) -> None:
+        """Under NumPy 1.x value-based casting the dtype a Python scalar takes when it meets
+        arrays is ``numpy.min_scalar_type`` of its value: a dynamic scalar is guarded on it."""
+        self.add(f"numpy.min_scalar_type({source.name()}) == {dtype} (NumPy's value-based casting)",
+                 f"{self.ns.const(np.min_scalar_type, 'f')}({self._e(source)}) == {self.ns.const(dtype, 'd')}")
 
     def _compared_with(self, value: Any) -> str:
         """What a value guard compares with.  A str, bytes or int is spelled as a literal: the

@@ -18,7 +18,7 @@ import builtins
 import types
 import weakref
 from collections import Counter
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -49,6 +49,9 @@ class OutputGraph:
         # The frame's arguments under their generated names (L_x), for evaluating sources.
         self.argument_values: Dict[str, Any] = {}
         self.inline_compiled = True   # see InstructionTranslator
+        # Names of the sources whose Python int / float values are graph inputs, not constants
+        # (compiler.variables.scalars; the frame's cache collects them on recompiles).
+        self.dynamic_scalars: FrozenSet[str] = frozenset()
         self.graph = Graph()
         self.ns = Namespace()
         self.guards = GuardSet(self.ns)

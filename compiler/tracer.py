@@ -456,10 +456,13 @@ class InstructionTranslator(InstructionTranslatorBase):
     """Traces the compiled frame, counting ir_count the way Dynamo does."""
 
     def __init__(self, fn: types.FunctionType, arg_values: Dict[str, Any],
-                 break_at: Optional[int] = None, inline_compiled: bool = True) -> None:
+                 break_at: Optional[int] = None, inline_compiled: bool = True,
+                 dynamic_scalars: frozenset = frozenset()) -> None:
         code = fn.__code__
         output = OutputGraph(code, fn.__globals__, fn.__closure__, wrap=builder.wrap,
                              wrap_constant=builder.wrap_constant_result)
+        # Sources whose Python int / float values changed between calls: graph inputs.
+        output.dynamic_scalars = dynamic_scalars
         # A compiled function this frame calls: inlined (its original traced here), or, for an
         # unobserved compilation (config option "observed"), called as it is.
         output.inline_compiled = inline_compiled

@@ -126,8 +126,10 @@ def may_fail_at_run_time(node: Any) -> bool:
             return True
         if any(m.dtype.kind not in "biu" for m in metas + list(results)):
             return True
-        if any(m.kind == "scalar" for m in metas + list(results)):
-            return True  # NumPy scalar integer arithmetic warns on overflow
+        if any(m.kind != "array" for m in metas + list(results)):
+            # NumPy scalar integer arithmetic warns on overflow; a Python int input may not
+            # fit the array's dtype (OverflowError under NEP 50).
+            return True
         constants = [v for v in list(args) + list(kwargs.values()) if not _has_node(v)]
         return not all(_integer_constant(v) or v is None or isinstance(v, (str, np.dtype, type))
                        for v in constants)

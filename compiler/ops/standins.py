@@ -28,6 +28,7 @@ import numpy as np
 from compiler import symbolic_views, trace_time
 from compiler.exc import Unsupported
 from compiler.graph import TensorMeta
+from compiler.graph_text import python_scalar_type
 
 
 def _probe_value_based_casting() -> bool:
@@ -66,8 +67,25 @@ def mini_shape(shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return tuple(0 if d == 0 else 1 for d in shape)
 
 
+def python_stand_in(meta: TensorMeta) -> Any:
+    """A Python scalar standing for a "python" graph input (a dynamic int or float): under
+    NEP 50 any value of the type gives the same result dtype; under value-based casting any
+    value whose numpy.min_scalar_type is ``meta.dtype`` does (the input is guarded on it),
+    and the extreme of that dtype is one."""
+    dtype = meta.dtype
+    tp = python_scalar_type(dtype)
+    if not VALUE_BASED_CASTING:
+        return tp(0)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return int(info.min) if dtype.kind == "i" else int(info.max)
+    return tp(np.finfo(dtype).max)
+
+
 def mini(meta: TensorMeta, value: Any = 0) -> Any:
     """A writable miniature of ``meta``: same dtype, ndim and kind, size <= 1."""
+    if meta.kind == "python":
+        return python_stand_in(meta)
     if meta.kind == "scalar":
         return meta.dtype.type(value)
     out = np.zeros(mini_shape(meta.shape), meta.dtype)
@@ -78,6 +96,8 @@ def mini(meta: TensorMeta, value: Any = 0) -> Any:
 
 def zero_strided(meta: TensorMeta) -> Any:
     """A read-only stand-in with the full shape over a single element."""
+    if meta.kind == "python":
+        return python_stand_in(meta)
     if meta.kind == "scalar":
         return meta.dtype.type(0)
     return np.broadcast_to(np.zeros((), meta.dtype), meta.shape)
@@ -203,6 +223,8 @@ def evaluate_full(fn: Callable, args: tuple, kwargs: Dict[str, Any], what: str) 
     shape.  Costs what the op costs on that much data: used only for ops with
     no practical rule (documented per op) and for ``allow_in_graph``."""
     def full(meta: TensorMeta) -> Any:
+        if meta.kind == "python":
+            return python_stand_in(meta)
         if meta.kind == "scalar":
             return meta.dtype.type(0)
         return np.zeros(meta.shape, meta.dtype)

@@ -24,6 +24,7 @@ from ..symbolic_shapes import concrete
 from .base import Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, SliceVariable, TupleVariable
+from .scalars import DynamicScalarVariable
 
 # Array attributes answered from the metadata (contract: ops.ARRAY_ATTRIBUTES).
 _STATIC_ATTRS = ("shape", "ndim", "dtype", "size", "itemsize", "nbytes")
@@ -218,11 +219,28 @@ def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = (
     raise Unsupported(f"{node.target} returned a value the graph cannot describe")
 
 
+# ndarray.__pow__ takes fast paths by the exponent's value (2 -> square, 0.5 -> sqrt).
+_VALUE_DEPENDENT_EXPONENTS = frozenset({"operator.pow", "operator.ipow"})
+
+
+def takes_dynamic_scalar(op: OpInfo, position: int) -> bool:
+    """Whether a dynamic Python scalar may be positional operand ``position`` of ``op`` as a
+    graph input: an operand of an elementwise op, where NumPy reads it as a value of its type
+    (its value decides no shape, and what it decides of the dtype is guarded:
+    compiler.variables.scalars).  Not the target of an in-place operator (``a += x`` rebinds
+    the scalar) nor the exponent of ``**``: those take it as a constant (specialized)."""
+    if op.kind != "elementwise" or (op.inplace and position == 0):
+        return False
+    return not (op.name in _VALUE_DEPENDENT_EXPONENTS and position == 1)
+
+
 def call_op(tx: Translator, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
             fresh: bool = False) -> VariableTracker:
     """Put one allow-listed op into the graph and track its result (``fresh``: the result
     aliases none of the arguments' memory, whatever the op's kind)."""
-    graph_args = tuple(to_graph_arg(tx, a) for a in args)
+    graph_args = tuple(a.as_graph_operand(tx) if isinstance(a, DynamicScalarVariable) and
+                       takes_dynamic_scalar(op, position) else to_graph_arg(tx, a)
+                       for position, a in enumerate(args))
     graph_kwargs = {k: to_graph_arg(tx, v) for k, v in kwargs.items()}
     node = tx.output.graph.call(op, graph_args, graph_kwargs)
     fresh = fresh or op.kind in _FRESH_KINDS or (op.name in _FRESH_OPS and "copy" not in kwargs)

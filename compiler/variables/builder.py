@@ -31,6 +31,7 @@ from .constant import ConstantVariable
 from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
 from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
 from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
+from .scalars import DynamicScalarVariable, dynamic_dtype
 from .resume_prologue import NullCarrierClassVariable, TypedOpaqueVariable
 from .user_objects import (ModuleVariable, NamedTupleClassVariable, OpaqueCallableVariable, UserClassVariable,
                            UserObjectVariable)
@@ -51,7 +52,8 @@ _BUILTIN_CALLABLE_TYPES = frozenset({
 # is a graph break.  (Cells, frames and the like stay refused: the frame runs natively.)
 # Weak references too: calling one is a break, and a guard holding one by identity would keep
 # it alive (a weak reference cannot itself be weakly referenced): its callback would still run
-# after the program dropped it, and weakref.getweakrefcount would count it.
+# after the program dropped it, and weakref.getweakrefcount would count it.  (By type, a
+# new one made on every call and handed to a continuation compiles nothing again.)
 _PASSED_ALONG = frozenset({types.CodeType, types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType,
                            weakref.ReferenceType, weakref.ProxyType, weakref.CallableProxyType})
 
@@ -108,6 +110,25 @@ def _building(output, value: Any, source: Optional[Source], var: VariableTracker
         building.discard(id(value))
 
 
+# Callables whose tracker depends on which object it is (a function, a class, a C function
+# the tracer models, a method or partial taken apart by its parts).
+_CALLABLES_BY_IDENTITY = (type, types.FunctionType, types.BuiltinFunctionType, types.BuiltinMethodType,
+                          types.MethodType, functools.partial, np.ufunc)
+
+
+def _known_by_type(value: Any) -> bool:
+    """A callable object the trace knows only through its type: an instance of a class that
+    defines ``__call__`` (a user class, operator.itemgetter ...).  Its tracker
+    (UserObjectVariable) calls the class's ``__call__`` (guarded then) and reads attributes
+    through their own sources, so identity adds nothing; not one registered by identity
+    (allow_in_graph, disable) or a NumPy object."""
+    tp = type(value)
+    if issubclass(tp, _CALLABLES_BY_IDENTITY) or tp.__module__ == "builtins":
+        return False
+    return trace_rules.allowed_opinfo(value) is None and not trace_rules.is_disabled(value) and \
+        lookup_numpy_op(value) is None and not trace_rules.is_numpy_object(value)
+
+
 def _item(output, value: Any, source: Optional[Source]) -> VariableTracker:
     """An item of a container being wrapped: through ``output.wrap`` (one tracker per
     mutable object, aliases guarded), so that two references to one list inside an
@@ -150,6 +171,11 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         if guards is not None:
             guards.constant_match(source, value)
         return ConstantVariable(value, source)
+    if (tp is int or tp is float) and source is not None and source.name() in output.dynamic_scalars:
+        dtype = dynamic_dtype(value)
+        if dtype is not None:
+            guards.type_match(source, tp)
+            return DynamicScalarVariable(value, source, guards, dtype)
     if tp in _CONSTANT_TYPES:
         if guards is not None:
             guards.constant_match(source, value)
@@ -229,6 +255,10 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             guards.type_match(source, tp)
         elif tp is types.MethodType:
             guards.type_match(source, tp)
+        elif _known_by_type(value):
+            # By its class (below): every instance is the same program, and the cache holds no
+            # instance (a new callable per call).
+            pass
         else:
             guards.id_match(source, value)
 
@@ -295,7 +325,7 @@ def _wrap(output, value, source, guards) -> VariableTracker:
             return OpaqueCallableVariable(value, source, "a C function the tracer does not model")
     if callable(value) and trace_rules.is_numpy_object(value):
         return OpaqueCallableVariable(value, source, "a NumPy function that is not in the allowlist")
-    if tp.__module__ == "builtins" and not has_instance_dict(tp):
+    if tp in _PASSED_ALONG or tp.__module__ == "builtins" and not has_instance_dict(tp):
         if source is None or tp not in _PASSED_ALONG:
             raise Unsupported(f"value of type {tp.__name__} from {source.name() if source else 'the trace'}")
         # From outside (an argument, a continuation's stack value): the object itself, by type.

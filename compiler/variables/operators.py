@@ -16,6 +16,7 @@ from .array import ArrayVariable, call_op
 from .base import FixedObjectVariable, Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
+from .scalars import python_arithmetic
 
 BINARY: Dict[str, Callable] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -58,6 +59,9 @@ def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
             a.rebind(tx, result, f"in-place operator {name}=")  # type: ignore[arg-type]
             return a
         return result
+    computed = python_arithmetic(name, [a, b])  # (ints and floats: in place is the same)
+    if computed is not None:
+        return computed
     if name == "mod" and a.is_python_constant() and isinstance(a.as_python_constant(), (str, bytes)) \
             and isinstance(b, DictVariable) and b.python_type() is dict \
             and all(v.is_python_constant() for v in b.items.values()):
@@ -130,6 +134,9 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
 def unary_op(tx: Translator, name: str, a: VariableTracker) -> VariableTracker:
     if isinstance(a, ArrayVariable):
         return call_op(tx, lookup_operator(name), [a], {})
+    computed = python_arithmetic(name, [a])
+    if computed is not None:
+        return computed
     if a.is_python_constant():
         return _constant_result(tx, UNARY[name], a)
     raise Unsupported(f"unary operator {name} on {a.describe()}")

@@ -217,6 +217,12 @@ class UserObjectVariable(VariableTracker):
                 instance_dict = _string_keyed_dict(self.value)
                 if instance_dict is not None and name in instance_dict:
                     return tx.output.wrap(instance_dict[name], AttrSource(self.source, name))
+                if instance_dict is not None:
+                    # Guarded by type, not identity: another instance (or this one, changed)
+                    # may shadow the class's attribute with its own.
+                    expr = self.source.expr(tx.output.ns.const)
+                    tx.output.guards.add(f"{name!r} not in {self.source.name()}.__dict__",
+                                         f"({name!r} in {expr}.__dict__) is False")
         return class_attribute(tx, self, cls, TypeSource(self.source), name, class_attr)
 
     def setattr(self, tx: Translator, name: str, value: Optional[VariableTracker]) -> None:

@@ -149,7 +149,11 @@ def test_tensor_meta_of_values():
     with pytest.raises(TypeError, match="ndarray or a NumPy scalar"):
         TensorMeta.of(1.0)
     with pytest.raises(ValueError, match="kind"):
-        TensorMeta((), np.float64, "python")
+        TensorMeta((), np.float64, "list")
+    # A Python int / float graph input (a dynamic scalar): shape (), never an array.
+    assert TensorMeta((), np.float64, "python").kind == "python"
+    with pytest.raises(ValueError, match="shape"):
+        TensorMeta((2,), np.float64, "python")
 
 
 def test_users_and_input_nodes():

@@ -169,6 +169,8 @@ def array_meta(node: Node) -> TensorMeta:
     if not isinstance(meta, TensorMeta):
         raise NotLowerable(f"{node.name} ({node.target}) has {type(meta).__name__} metadata, "
                            "not one array")
+    if meta.kind == "python":
+        raise NotLowerable(f"{node.name} is a Python scalar input; kernels take buffers")
     if meta.dtype not in SUPPORTED_DTYPES:
         raise NotLowerable(f"{node.name} ({node.target}) has dtype {meta.dtype.name}; kernels "
                            "handle bool, integers and float16/32/64")
