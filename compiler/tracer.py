@@ -24,8 +24,8 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 import opcode_tables
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
-from opcode_tables.liveness import live_locals
-from opcode_tables.resume import origin_of
+from opcode_tables.liveness import in_loop, live_locals
+from opcode_tables.resume import origin_of, within_for_loop
 
 from . import config
 from .exc import InternalCompilerError, Unsupported
@@ -40,6 +40,7 @@ from .variables.builtins import ExceptionVariable
 from .variables.constant import ConstantVariable
 from .variables.containers import BaseListVariable, DictVariable
 from .variables.iterators import GeneratorIterator
+from .variables.lazy import LazyArgument, realized
 from .variables.functions import BaseUserFunctionVariable, CellVariable
 from .variables.resume_prologue import OpaqueValueVariable
 from .variables.user_objects import TracedObjectVariable
@@ -103,12 +104,21 @@ class InstructionTranslatorBase:
     def push(self, value: VariableTracker) -> None:
         self.stack.append(value)
 
+    # pop / popn / peek hand out values the instruction uses (a lazy argument is realized:
+    # compiler.variables.lazy); the *_raw forms are for instructions that only move values
+    # between the stack and locals.
     def pop(self) -> VariableTracker:
+        return realized(self.pop_raw(), self)
+
+    def pop_raw(self) -> VariableTracker:
         if not self.stack:
             raise InternalCompilerError(f"stack underflow at {self.current}")
         return self.stack.pop()
 
     def popn(self, n: int) -> List[VariableTracker]:
+        return [realized(value, self) for value in self.popn_raw(n)]
+
+    def popn_raw(self, n: int) -> List[VariableTracker]:
         if n == 0:
             return []
         if len(self.stack) < n:
@@ -118,7 +128,15 @@ class InstructionTranslatorBase:
         return values
 
     def peek(self, depth: int = 1) -> VariableTracker:
+        return realized(self.stack[-depth], self)
+
+    def peek_raw(self, depth: int = 1) -> VariableTracker:
         return self.stack[-depth]
+
+    def in_exception_handler(self) -> bool:
+        """Whether an except or finally handler is running here: a graph break here cannot be
+        resumed (the handled exception cannot be handed to a continuation)."""
+        return bool(self.exc_info) or any(kind not in ("finally", "with") for kind, _t, _d in self.block_stack)
 
     # -- control ----------------------------------------------------------
     def jump_to(self, target: Instruction) -> None:
@@ -488,15 +506,24 @@ class InstructionTranslator(InstructionTranslatorBase):
         # Locals a continuation receives only to keep their values alive (bound but not read
         # again before being rebound, compiler.graph_break._live) are carried unguarded.
         unread = set()
+        lazy = False
         if origin is not None and origin.resume_index >= 0:
             read = live_locals(origin.code, origin.resume_index)
             unread = {n for n in self.arg_values if n not in stack_params and n not in read
                       and n not in self.code.co_cellvars}
+            # A stage of a loop (it runs once per iteration, or leaves a for loop by a break):
+            # arguments are wrapped when used, and the loop's iterator is carried along.
+            original = instructions_of(origin.code)[0]
+            lazy = in_loop(origin.code, original, origin.resume_index) is not None or \
+                within_for_loop(original, origin.resume_index, self.table)
         for name, value in self.arg_values.items():
             if name in unread:
                 self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
                 continue
             opaque = name in stack_params and _carried_opaquely(value, entering and name == stack_params[-1])
+            if not opaque and lazy and name not in self.code.co_cellvars:
+                self.locals[name] = LazyArgument(value, LocalSource(name))
+                continue
             if not opaque:
                 try:
                     self.locals[name] = self.output.wrap(value, LocalSource(name))

@@ -57,6 +57,7 @@ TABLE = _BASE.derive(
         _BASE.changed("END_ASYNC_FOR", jump="rel_back", conditional=True, unsupported=GENERATOR_ONLY),
     ],
     facts={
+        "loop_end_cleanup": ("END_FOR", "POP_ITER"),
         "superinstructions": dict(
             _BASE.fact("superinstructions"),
             LOAD_FAST_BORROW_LOAD_FAST_BORROW=("LOAD_FAST_BORROW", "LOAD_FAST_BORROW")),

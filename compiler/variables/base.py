@@ -36,6 +36,10 @@ class Translator(Protocol):
     code: types.CodeType                    # the frame's code
     locals: Dict[str, "VariableTracker"]
     cells: Dict[str, Any]                   # name -> functions.CellVariable
+    stack: List["VariableTracker"]          # the symbolic stack, bottom first
+
+    def in_exception_handler(self) -> bool:
+        """Whether an except or finally handler is running (a graph break cannot be resumed)."""
 
     def raise_python_exception(self, exc: BaseException) -> NoReturn:
         """The traced program raises ``exc`` here (it may be caught in the frame)."""

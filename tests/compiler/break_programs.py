@@ -517,6 +517,179 @@ def loop_over_rows(x):
     return total + 1.0
 
 
+# --- breaks inside loops resumed compiled (issue 14, item 3) ---------------------------------------
+# Each step's continuation resumes inside the loop; FOR_ITER breaks with its two exits.
+
+def training_data(variants: Sequence[Any] = VARIANTS_2D) -> List[Call]:
+    return [Call((arr(*v), arr(v[0][:1], 1.0, v[2] + 50, v[3]), arr(v[0][1:], 1.0, v[2] + 70, v[3]), 4))
+            for v in variants]
+
+
+@program(training_data, ["float", "data-dependent"], "loop", loop=True)
+def loop_training_float_per_step(x, y, w, steps):
+    losses = []
+    for i in range(steps):
+        pred = x.T @ y
+        err = pred - w
+        loss = (err * err).mean()
+        losses.append(float(loss))  # BREAK
+        w = w - 0.1 * err
+    return w, losses
+
+
+class CountingIterable:
+    """An iterable whose iterator records each step in TRACE (iteration counts compared)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __iter__(self) -> Any:
+        for k in range(self.n):
+            TRACE.append(("next", k))
+            yield k
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_counts_its_steps(x):
+    y = x * 1.0
+    for k in CountingIterable(3):  # BREAK
+        y = opaque(y) + k  # BREAK
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_continue_break_else(x, log):
+    y = x * 1.0
+    for k in range(6):
+        y = opaque(y) * 1.5  # BREAK
+        if k == 1:
+            log.append(("skip", k))
+            continue
+        log.append(float(y.sum()))  # BREAK
+        if k == 4:
+            break
+    else:
+        log.append("no break")
+    for k in range(2):
+        y = opaque(y) - k  # BREAK
+    else:
+        log.append("else ran")
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_nested_with_breaks(x, log):
+    total = x * 0.0
+    for i in range(3):
+        for j in range(i + 1):
+            total = total + opaque(x) * j  # BREAK
+            if i == 2 and j == 1:
+                break
+        log.append((i, float(total.sum())))  # BREAK
+    return total
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_try_except_inside(x, log):
+    y = x * 1.0
+    for k in range(4):
+        try:
+            y = opaque(y) + 1.0  # BREAK
+            if k == 2:
+                raise ValueError("step 2")
+            log.append(("ok", k))
+        except ValueError as e:
+            log.append(("caught", str(e)))
+        finally:
+            log.append(("finally", k))
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_inside_try_raises(x, log):
+    y, k = x * 1.0, 0
+    try:
+        while True:
+            y = opaque(y) * 2.0  # BREAK
+            k += 1
+            if k == 3:
+                raise KeyError(k)
+    except KeyError as e:
+        log.append(("caught", e.args))
+    finally:
+        log.append("finally")
+    return y, k
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_with_block_inside(x, log):
+    y = x * 1.0
+    for k in range(3):
+        with Recorder(f"r{k}"):
+            y = opaque(y) + k  # BREAK
+            log.append(k)
+    return y
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_raises_out_of_the_frame(x):
+    y = x * 1.0
+    for k in range(4):
+        y = opaque(y) + 1.0  # BREAK
+        if k == 2:
+            raise RuntimeError(f"stopped at {k}")
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_over_a_list_it_grows(x, log):
+    items = [x, x * 2.0]
+    for v in items:
+        w = opaque(v) + 1.0  # BREAK
+        if len(items) < 4:
+            items.append(w)
+        log.append(len(items))
+    return items
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_enumerate_zip(x):
+    out = x * 0.0
+    for i, (a, b) in enumerate(zip([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])):
+        out = out + opaque(x) * (a * b + i)  # BREAK
+    return out
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_while_with_else(x):
+    y = x * 1.0
+    k = 0
+    while k < 4:
+        y = opaque(y) + 0.5  # BREAK
+        k += 1
+    else:
+        y = y * 3.0
+    return y, k
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_returns_from_inside(x):
+    y = x * 1.0
+    for k in range(10):
+        y = opaque(y) * 1.5  # BREAK
+        if float(y.sum()) > 20.0 or float(y.sum()) < -20.0:  # BREAK
+            return y, k
+    return y, -1
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_over_a_generator(x):
+    y = x * 1.0
+    for k in ramp(3):
+        y = opaque(y) + k  # BREAK
+    return y
+
+
 # --- try / except / finally ------------------------------------------------------------------
 
 @program(array_and_log, ["opaque", "disable"], "try")
