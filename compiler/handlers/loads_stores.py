@@ -9,7 +9,7 @@ from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
-from ..variables.lazy import LazyArgument, realized
+from ..variables.lazy import LazyArgument
 from ..variables.user_objects import SuperVariable, native_method
 from .registry import handler
 
@@ -202,7 +202,9 @@ def load_attr(tx: InstructionTranslatorBase, inst: Instruction):
     if inst.is_method:
         push_with_null(tx, _method(tx, obj, inst.argval))
     else:
-        tx.push(realized(obj, tx).getattr(tx, inst.argval))
+        # A C method loaded as an attribute (up to 3.10 a call with keywords loads it so) is
+        # still a method load.
+        tx.push(_method(tx, obj, inst.argval))
 
 
 @handler("LOAD_METHOD")

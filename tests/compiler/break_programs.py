@@ -690,6 +690,29 @@ def loop_over_a_generator(x):
     return y
 
 
+# --- methods of objects implemented in C (issue 14, item 4) ---------------------------------------
+
+def array_and_generator(variants: Sequence[Any] = VARIANTS_1D) -> List[Call]:
+    return [Call((arr(*v), np.random.default_rng(v[2]))) for v in variants]
+
+
+@program(array_and_generator, ["Generator"], "unsupported_call")
+def generator_methods_passed_in(x, rng):
+    y = x * 2.0
+    z = rng.normal(size=x.shape)  # BREAK
+    u = rng.uniform(0.0, 1.0, 3)  # BREAK
+    return y + z, u.sum() + y, rng.bit_generator.state["state"]
+
+
+@program(array_and_generator, ["Generator"], "loop", loop=True)
+def loop_generator_noise_per_step(x, rng):
+    trace = []
+    for i in range(4):
+        x = x * 0.5 + rng.standard_normal(x.shape)  # BREAK
+        trace.append(float(x.sum()))  # BREAK
+    return x, trace
+
+
 # --- try / except / finally ------------------------------------------------------------------
 
 @program(array_and_log, ["opaque", "disable"], "try")
