@@ -133,6 +133,18 @@ class InstructionTranslatorBase:
     def peek_raw(self, depth: int = 1) -> VariableTracker:
         return self.stack[-depth]
 
+    def is_live(self, var: VariableTracker) -> bool:
+        """Whether the traced program can still reach ``var``: from the stack, locals, cells,
+        handled exceptions or yielded values of this frame and the frames it is inlined in,
+        from the inputs, or from the side effects recorded (stores to globals and objects),
+        through any tracker that holds others (containers, objects, iterators, closures)."""
+        roots: List[Any] = [self.output.side_effects, list(self.output._wrapped.values())]
+        frame: Optional[InstructionTranslatorBase] = self
+        while frame is not None:
+            roots += [frame.stack, frame.locals, frame.cells, frame.exc_info, frame.yielded]
+            frame = getattr(frame, "parent", None)
+        return reaches(roots, var)
+
     def in_exception_handler(self) -> bool:
         """Whether an except or finally handler is running here: a graph break here cannot be
         resumed (the handled exception cannot be handed to a continuation)."""
@@ -418,6 +430,38 @@ class InstructionTranslatorBase:
 
     def do_return(self, value: VariableTracker) -> None:
         raise _Return(value)
+
+
+# Objects a liveness walk does not enter: the graph (its nodes hold no trackers), and values
+# from outside the trace (arrays, functions, modules...).
+_WALKED_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def reaches(roots: List[Any], target: VariableTracker) -> bool:
+    """Whether ``target`` is reachable from ``roots`` through trackers (any attribute of a
+    tracker or of the compiler's own bookkeeping objects) and the containers holding them."""
+    seen = set()
+    pending = list(roots)
+    while pending:
+        obj = pending.pop()
+        if obj is target:
+            return True
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, _WALKED_CONTAINERS):
+            pending.extend(obj)
+        elif isinstance(obj, dict):
+            pending.extend(obj.keys())
+            pending.extend(obj.values())
+        elif isinstance(obj, VariableTracker) or type(obj).__module__ == "compiler.side_effects":
+            fields = getattr(obj, "__dict__", None)
+            if fields is not None:
+                skipped = getattr(type(obj), "bookkeeping_fields", ())
+                pending.extend(value for name, value in fields.items() if name not in skipped)
+            for slot in getattr(type(obj), "__slots__", ()):
+                pending.append(getattr(obj, slot, None))
+    return False
 
 
 def _reachable(roots: List[VariableTracker], depth: int = 3) -> set:

@@ -41,6 +41,9 @@ class Translator(Protocol):
     def in_exception_handler(self) -> bool:
         """Whether an except or finally handler is running (a graph break cannot be resumed)."""
 
+    def is_live(self, var: "VariableTracker") -> bool:
+        """Whether the traced program can still reach ``var`` (a view: writes to its base)."""
+
     def raise_python_exception(self, exc: BaseException) -> NoReturn:
         """The traced program raises ``exc`` here (it may be caught in the frame)."""
 

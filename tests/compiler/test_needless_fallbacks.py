@@ -1,0 +1,120 @@
+"""Needless breaks and fallbacks (issue 14, item 4): what no longer breaks, and what still must.
+
+* A write into an array is refused only while a view of it made in the trace can still be
+  reached by the program: the temporaries of ``u[1:-1] = 0.5 * (u[:-2] + u[2:])`` are gone
+  by the write, ``v = u[1:]`` kept in a local, a list, a closure or an iterator is not.
+* Indexing with integer or boolean arrays (or lists) copies: ``g[np.arange(n), labels] -= 1``
+  writes into a fresh temporary, then back.
+Every function runs compiled and plain on fresh copies of the same arguments; everything a
+caller can observe must be equal.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, List
+
+import numpy as np
+import pytest
+
+import compiler
+from tests.compiler import break_programs as bp
+from tests.compiler.break_programs import Call
+
+
+def _stencil(u0, steps):
+    u = u0.copy()
+    for _ in range(steps):
+        u[1:-1] = u[1:-1] + 0.1 * (u[:-2] - 2 * u[1:-1] + u[2:])
+    return u
+
+
+def _softmax_grad(p, labels):
+    n = p.shape[0]
+    g = p.copy()
+    g[np.arange(n), labels] -= 1
+    return g / n
+
+
+def _gather_then_write(p, labels):
+    q = p * 1.0
+    picked = q[np.arange(p.shape[0]), labels]
+    q[0, 0] = 7.0
+    q[[1, 0], [2, 2]] += picked[:2]
+    return picked, q
+
+
+def _view_of_view_dead(x):
+    u = x * 1.0
+    w = (u[1:])[1:] * 2.0
+    u[0] = 3.0
+    return u, w
+
+
+def _calls(fn: Callable[..., Any]) -> List[Call]:
+    rng = np.random.default_rng(3)
+    if fn is _stencil:
+        return [Call((np.linspace(0.0, 1.0, n), 3)) for n in (6, 6, 9)]
+    if fn in (_softmax_grad, _gather_then_write):
+        return [Call((rng.random((n, 3)), rng.integers(0, 3, n))) for n in (4, 4, 6)]
+    return [Call((rng.random(n),)) for n in (4, 4, 7)]
+
+
+NO_BREAK = [_stencil, _softmax_grad, _gather_then_write, _view_of_view_dead]
+
+
+@pytest.mark.parametrize("fn", NO_BREAK, ids=lambda f: f.__name__)
+def test_writes_without_live_views_trace_in_one_graph(fn: Callable[..., Any]) -> None:
+    compiler.reset()
+    bp.compare_runs(fn, compiler.compile(fn, fullgraph=True), _calls(fn), fn.__name__)
+
+
+def _view_in_local(x):
+    u = x * 1.0
+    v = u[1:]
+    u[1] = 5.0
+    return v, u
+
+
+def _view_in_list(x):
+    u = x * 1.0
+    keep = [u[::2]]
+    u[0] = 5.0
+    return keep, u
+
+
+def _view_in_closure(x):
+    u = x * 1.0
+    v = u[1:]
+
+    def first():
+        return v[0]
+
+    u[1] = 9.0
+    return first(), u
+
+
+def _view_behind_a_view(x):
+    u = x * 1.0
+    v = u[1:]
+    w = v[1:]
+    del v
+    u[2] = 4.0
+    return w, u
+
+
+def _iterator_over_a_view(x):
+    u = x * 1.0
+    rows = iter(u[1:])
+    u[1] = 6.0
+    return next(rows), u
+
+
+STILL_REFUSED = [_view_in_local, _view_in_list, _view_in_closure, _view_behind_a_view, _iterator_over_a_view]
+
+
+@pytest.mark.parametrize("fn", STILL_REFUSED, ids=lambda f: f.__name__)
+def test_writes_with_a_live_view_still_break_and_match_plain(fn: Callable[..., Any]) -> None:
+    compiler.reset()
+    bp.compare_runs(fn, compiler.compile(fn), _calls(fn), fn.__name__)
+    compiler.reset()
+    with pytest.raises(compiler.Unsupported, match="shares memory|view"):
+        compiler.compile(fn, fullgraph=True)(*_calls(fn)[0].args)
