@@ -118,3 +118,38 @@ def test_writes_with_a_live_view_still_break_and_match_plain(fn: Callable[..., A
     compiler.reset()
     with pytest.raises(compiler.Unsupported, match="shares memory|view"):
         compiler.compile(fn, fullgraph=True)(*_calls(fn)[0].args)
+
+
+# --- arrays the tracer does not model, passed in ------------------------------------------------
+
+def _labels_passed_through(x, names):
+    y = np.sin(x) * 2.0
+    return y, names
+
+
+def _labels_read(x, names, objs):
+    y = x * 2.0
+    first = names[0]
+    k = len(objs)
+    return y + k, first, names, objs
+
+
+def _label_calls() -> List[Call]:
+    return [Call((np.linspace(0.0, 1.0, n), np.array(words), np.array([1, "a", None, words], dtype=object)))
+            for n, words in ((3, ["ab", "c"]), (3, ["xyz", "w", "v"]), (5, ["q"]))]
+
+
+def test_string_arrays_passed_through_need_no_break() -> None:
+    compiler.reset()
+    calls = [Call(c.args[:2]) for c in _label_calls()]
+    fn = _labels_passed_through
+    bp.compare_runs(fn, compiler.compile(fn, fullgraph=True), calls, fn.__name__)
+
+
+def test_string_and_object_arrays_read_break_at_their_use_only() -> None:
+    compiler.reset()
+    fn = _labels_read
+    bp.compare_runs(fn, compiler.compile(fn), _label_calls(), fn.__name__)
+    ex = bp.explain_quietly(fn, _label_calls()[0])
+    assert [e.fallback_reason for e in ex.events if e.fallback_reason] == []
+    assert ex.graph_count >= 1 and all("dtype" in r for r in ex.break_reasons), ex.break_reasons
