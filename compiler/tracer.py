@@ -145,6 +145,14 @@ class InstructionTranslatorBase:
             frame = getattr(frame, "parent", None)
         return reaches(roots, var)
 
+    def enter_errstate(self, modes: Dict[str, str]) -> None:
+        """A ``with np.errstate(**modes)`` block entered by the trace (compiler.variables.errstate)."""
+        raise self.unsupported("np.errstate entered inside an inlined function (traced only in the "
+                               "compiled frame itself)")
+
+    def exit_errstate(self) -> None:
+        raise self.unsupported("np.errstate left inside an inlined function")
+
     def in_exception_handler(self) -> bool:
         """Whether an except or finally handler is running here: a graph break here cannot be
         resumed (the handled exception cannot be handed to a continuation)."""
@@ -531,6 +539,10 @@ class InstructionTranslator(InstructionTranslatorBase):
         super().__init__(output, code, fn.__globals__, None, depth=0)
         self.fn = fn
         self._stack_params: frozenset = frozenset()  # a continuation's (set by bind_arguments)
+        # ``with np.errstate`` blocks the trace entered: the modes of each (for the graph's
+        # error state) and the with statements still open (where a break moves to).
+        self.errstate_overrides: List[Dict[str, str]] = []
+        self.open_errstates: List[int] = []
         if code.co_flags & (inspect_CO_GENERATOR | inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
@@ -598,10 +610,22 @@ class InstructionTranslator(InstructionTranslatorBase):
         super().step()
 
     def break_index(self) -> Optional[int]:
-        """The instruction of this frame that was running when the trace failed."""
+        """The instruction of this frame that was running when the trace failed; inside a
+        traced ``with np.errstate`` block, the with statement's (its stub enters the block
+        natively: the graph break cannot run the failing instruction under the block's
+        error state otherwise)."""
+        if self.open_errstates:
+            return self.open_errstates[0]
         if self.current is None:
             return None
         return self._index.get(id(self.current))
+
+    def enter_errstate(self, modes: Dict[str, str]) -> None:
+        self.open_errstates.append(self._index[id(self.current)])
+        self.errstate_overrides.append(modes)
+
+    def exit_errstate(self) -> None:
+        self.open_errstates.pop()
 
     def count_instruction(self, inst: Instruction) -> None:
         if inst.opname == "DELETE_FAST" and inst.argval in self._stack_params:

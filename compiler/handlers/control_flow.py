@@ -79,7 +79,7 @@ def for_iter(tx: InstructionTranslatorBase, inst: Instruction):
         try:
             iterator = iterator.realize(tx)
         except Unsupported:
-            raise tx.unsupported(f"for loop over a {type(iterator.value).__name__} object from an earlier "
+            raise tx.unsupported(f"for loop over a {type(iterator.value).__name__!r} object from an earlier "
                                  "stage (each step is a break whose exits resume the body or the code "
                                  "after the loop)") from None
     if not isinstance(iterator, IteratorVariable):

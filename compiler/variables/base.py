@@ -41,6 +41,12 @@ class Translator(Protocol):
     def in_exception_handler(self) -> bool:
         """Whether an except or finally handler is running (a graph break cannot be resumed)."""
 
+    def enter_errstate(self, modes: Dict[str, str]) -> None:
+        """A traced ``with np.errstate(**modes)`` block begins (compiler.variables.errstate)."""
+
+    def exit_errstate(self) -> None:
+        """The innermost traced ``np.errstate`` block ends."""
+
     def is_live(self, var: "VariableTracker") -> bool:
         """Whether the traced program can still reach ``var`` (a view: writes to its base)."""
 

@@ -29,6 +29,7 @@ from .base import VariableTracker
 from .builtins import BuiltinVariable
 from .constant import ConstantVariable
 from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
+from .errstate import ErrstateClassVariable
 from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
 from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
 from .scalars import DynamicScalarVariable, dynamic_dtype
@@ -315,6 +316,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         kwargs = {k: _wrap(output, v, ItemSource(AttrSource(src, "keywords"), k) if src else None, guards)
                   for k, v in value.keywords.items()}
         return PartialVariable(fn, args, kwargs, source)
+    if value is np.errstate:
+        return ErrstateClassVariable(source)   # traced as a context manager
     if issubclass(tp, type):
         if value in _BUILTIN_CALLABLE_TYPES:
             return BuiltinVariable(value, source)

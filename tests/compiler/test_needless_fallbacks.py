@@ -153,3 +153,50 @@ def test_string_and_object_arrays_read_break_at_their_use_only() -> None:
     ex = bp.explain_quietly(fn, _label_calls()[0])
     assert [e.fallback_reason for e in ex.events if e.fallback_reason] == []
     assert ex.graph_count >= 1 and all("dtype" in r for r in ex.break_reasons), ex.break_reasons
+
+
+# --- with np.errstate(...) traced ---------------------------------------------------------------
+
+def _log_ratio(x):
+    y = x * 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.log(x) / y
+    return np.nan_to_num(z) + y
+
+
+def _strict_inside(x):
+    with np.errstate(divide="raise"):
+        r = 1.0 / x
+    return r * 2.0
+
+
+def _warn_outside_ignore_inside(x):
+    y = 1.0 / x
+    with np.errstate(all="ignore"):
+        z = np.log(x)
+        with np.errstate(invalid="warn"):
+            w = np.sqrt(x - 1.0)
+    return y, z, w
+
+
+def _errstate_calls() -> List[Call]:
+    return [Call((np.array(v),)) for v in ([1.0, 2.0, 3.0], [0.0, 1.0, 2.0], [4.0, 0.5], [-1.0, 0.0, 2.0])]
+
+
+ERRSTATE = [_log_ratio, _strict_inside, _warn_outside_ignore_inside]
+
+
+@pytest.mark.parametrize("fn", ERRSTATE, ids=lambda f: f.__name__)
+def test_errstate_blocks_trace_in_one_graph(fn: Callable[..., Any]) -> None:
+    """Warnings, exceptions and values equal plain under every caller error state (a graph
+    that meets an error its block does not ignore runs the frame natively)."""
+    for caller in ({}, {"all": "ignore"}, {"all": "raise"}, {"divide": "warn", "invalid": "ignore"}):
+        compiler.reset()
+        with np.errstate(**caller):
+            bp.compare_runs(fn, compiler.compile(fn, fullgraph=True), _errstate_calls(), f"{fn.__name__} {caller}")
+
+
+def test_a_break_inside_an_errstate_block_enters_it_natively() -> None:
+    compiler.reset()
+    fn = bp.errstate_around_break
+    bp.compare_runs(fn, compiler.compile(fn), _errstate_calls(), fn.__name__)
