@@ -13,6 +13,8 @@ effect to replay, issue 4).
 """
 from __future__ import annotations
 
+import weakref
+
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -54,7 +56,10 @@ class ArrayVariable(VariableTracker):
         self.example = example
         # Aliasing facts for in-place operators.
         self.view_bases: List["ArrayVariable"] = []
-        self.views: List["ArrayVariable"] = []   # arrays made from this one that may share its memory
+        # Arrays made from this one that may share its memory, held weakly: a view holds its
+        # bases (view_bases), so strong references both ways would make a cycle that keeps
+        # every example array alive after the trace until the next collection.
+        self.views: List["weakref.ref[ArrayVariable]"] = []
         self.rebound = False
         self.mutated_input = False  # an input written in place: replayed into its buffer
 
@@ -211,12 +216,12 @@ def _views_of(array: ArrayVariable) -> List[ArrayVariable]:
     of views included).  A write is refused only while one of them can still be reached:
     the temporaries of ``u[1:-1] = 0.5 * (u[:-2] + u[2:])`` are gone by the write."""
     found: List[ArrayVariable] = []
-    pending = list(array.views)
+    pending = [ref() for ref in array.views]
     while pending:
         view = pending.pop()
-        if all(view is not seen for seen in found):
+        if view is not None and all(view is not seen for seen in found):
             found.append(view)
-            pending.extend(view.views)
+            pending.extend(ref() for ref in view.views)
     return found
 
 
@@ -242,7 +247,7 @@ def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = (
         if may_alias and meta.kind == "array":  # a NumPy scalar never shares memory
             result.view_bases = list(may_alias)
             for base in may_alias:
-                base.views.append(result)
+                base.views.append(weakref.ref(result))
         return result
     if isinstance(meta, tuple):
         getitem = lookup_operator("getitem")
