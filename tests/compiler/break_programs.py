@@ -682,6 +682,14 @@ def loop_returns_from_inside(x):
     return y, -1
 
 
+@program(lambda: array_and_log(VARIANTS_2D), ["float", "data-dependent"], "loop", loop=True)
+def comprehension_of_floats(x, log):
+    y = x * 2.0
+    sums = [float(row.sum()) for row in y]  # BREAK
+    log.append(sums)
+    return y + 1.0
+
+
 @program(one_array, ["opaque", "disable"], "loop", loop=True)
 def loop_over_a_generator(x):
     y = x * 1.0
