@@ -510,6 +510,8 @@ def _carried_opaquely(value: Any, entered_next: bool) -> bool:
     manager a with block is about to enter (``entered_next``): new objects on every call,
     whose only use here is a call or a with block, both run natively."""
     tp = type(value)  # not isinstance(): it would read value.__class__ (a lazy module loads)
+    if issubclass(tp, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return True  # 3.14's with block keeps its __exit__ unbound (LOAD_SPECIAL), self beside it
     if issubclass(tp, _C_BOUND_METHOD_TYPES):
         return not isinstance(getattr(value, "__self__", None), types.ModuleType)
     if issubclass(tp, types.MethodType) and not has_instance_dict(type(value.__self__)):

@@ -690,6 +690,24 @@ def comprehension_of_floats(x, log):
     return y + 1.0
 
 
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_for_inside_try_and_c_manager(x, log):
+    y = x * 1.0
+    try:
+        for k in range(3):
+            y = opaque(y) + k  # BREAK
+        else:
+            log.append("else")
+        with io.StringIO() as buf:
+            for j in range(2):
+                y = opaque(y) * 2.0  # BREAK
+                buf.write("s")
+            log.append(buf.getvalue())
+    finally:
+        log.append("finally")
+    return y
+
+
 @program(one_array, ["opaque", "disable"], "loop", loop=True)
 def loop_over_a_generator(x):
     y = x * 1.0

@@ -118,6 +118,10 @@ STATED_NATIVE = {
     "loop_raises_out_of_the_frame": r"raises RuntimeError",
     "loop_over_a_generator": r"live generator",
 }
+if "PUSH_NULL" not in current_table():
+    # 3.8-3.10: the with statement's exit leaves a NULL a continuation cannot be given
+    # (3.8's WITH_CLEANUP_START, the known gap F19): that stage runs natively.
+    STATED_NATIVE["loop_for_inside_try_and_c_manager"] = r"a NULL can only be rebuilt"
 if not current_table().opcodes["GET_ITER"].resumable_after:
     # 3.15: GET_ITER run natively may leave a raw iteration index on the stack, which no
     # continuation can receive; a loop over an iterable the tracer cannot iterate is native.
