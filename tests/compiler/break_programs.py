@@ -247,6 +247,7 @@ class Program:
     numpy_both_sides: bool = True    # NumPy work before and after the first break: >= 2 graphs
     loop: bool = False               # a break inside a loop: a stated fallback is acceptable
     callees: Tuple[Callable[..., Any], ...] = ()  # inlined functions whose breaks may come first
+    fullgraph_break: int = 0         # which ``# BREAK`` line fullgraph=True stops at
 
     @property
     def name(self) -> str:
@@ -549,7 +550,7 @@ class CountingIterable:
             yield k
 
 
-@program(one_array, ["opaque", "disable"], "loop", loop=True)
+@program(one_array, ["opaque", "disable", "iteration"], "loop", loop=True)
 def loop_counts_its_steps(x):
     y = x * 1.0
     for k in CountingIterable(3):  # BREAK
@@ -705,14 +706,6 @@ def loop_for_inside_try_and_c_manager(x, log):
             log.append(buf.getvalue())
     finally:
         log.append("finally")
-    return y
-
-
-@program(one_array, ["opaque", "disable"], "loop", loop=True)
-def loop_over_a_generator(x):
-    y = x * 1.0
-    for k in ramp(3):
-        y = opaque(y) + k  # BREAK
     return y
 
 
@@ -1322,7 +1315,9 @@ def generator_live_across_break(x):
     return y * next(g), list(g)
 
 
-@program(one_array, ["errstate"], "with")
+# np.errstate is traced: fullgraph stops at the call inside the block (its second marker);
+# with breaks, the break moves to the with statement, whose stub enters the block natively.
+@program(one_array, ["errstate", "opaque", "disable"], "with", fullgraph_break=1)
 def errstate_around_break(x):
     y = x * 0.0
     with np.errstate(divide="ignore", invalid="ignore"):  # BREAK
