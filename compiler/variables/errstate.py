@@ -18,6 +18,8 @@ from typing import Any, Dict
 
 import numpy as np
 
+from opcode_tables import current_table
+
 from ..exc import Unsupported
 from .base import Translator, VariableTracker
 from .constant import ConstantVariable
@@ -36,6 +38,11 @@ class ErrstateClassVariable(VariableTracker):
         return type
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        if current_table().fact("with_exit_loaded_before_enter"):
+            # A break inside the block could not move back to the with statement with one
+            # manager object (the table fact's note): made natively, entered natively.
+            raise Unsupported("np.errstate is entered natively where a with statement loads __exit__ "
+                              "before __enter__")
         if args or not all(k in _KINDS for k in kwargs) or \
                 not all(v.is_python_constant() and v.as_python_constant() in _MODES for v in kwargs.values()):
             raise Unsupported("np.errstate with arguments other than constant error modes (call=, positional)")
