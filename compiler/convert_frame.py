@@ -340,7 +340,8 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
         written = [cg.source_expr(var.source) for var in output.side_effects.mutated_arrays]
         graph_call = GraphCall(input_exprs, len(cg.outputs),
                                on_graph_error=native_call_body(fn.__code__) if fallible else None,
-                               written_inputs=written if fallible else ())
+                               written_inputs=written if fallible else (),
+                               errstate_overrides=tuple(tx.errstate_overrides))
         event.graph_count = 1
         event.graph_node_count = len(graph.call_nodes)
         event.graph_hashes = [graph.graph_hash()]

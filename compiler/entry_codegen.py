@@ -75,6 +75,7 @@ from .generated_code import compile_generated, unique_filename
 from .graph import Node
 from .guards import Guard, Namespace
 from .sources import ClosureSource, Source, local_param_name
+from .variables.errstate import strict_modes
 
 MISS = object()
 
@@ -202,8 +203,10 @@ class GraphCall:
 
     def __init__(self, input_exprs: Sequence[str], n_outputs: int, *,
                  on_graph_error: Optional[Sequence[str]] = None,
-                 written_inputs: Sequence[str] = ()) -> None:
+                 written_inputs: Sequence[str] = (),
+                 errstate_overrides: Tuple[Dict[str, str], ...] = ()) -> None:
         self.input_exprs = list(input_exprs)
+        self.errstate_overrides = tuple(errstate_overrides)   # traced np.errstate blocks
         self.n_outputs = n_outputs
         self.on_graph_error = list(on_graph_error) if on_graph_error else None
         self.written_inputs = list(written_inputs)
@@ -215,7 +218,8 @@ class GraphCall:
         if not self.on_graph_error:
             return [call]
         lines = [f"_sn{k} = {expr}.copy()" for k, expr in enumerate(self.written_inputs)]
-        lines += ["with _strict_errstate():",
+        lines += [f"with _strict_errstate({self.errstate_overrides!r}):" if self.errstate_overrides
+                  else "with _strict_errstate():",
                   "    try:",
                   "        " + call,
                   "    except _BackendUnavailable:",
@@ -259,20 +263,23 @@ def graph_break_body(graph_call: Optional[GraphCall], value_exprs: Sequence[str]
 
 
 # The caller's error modes -> the keyword arguments of the strict state (None: no change).
-_STRICT: Dict[Tuple[Tuple[str, str], ...], Optional[Dict[str, str]]] = {}
+_STRICT: Dict[Any, Optional[Dict[str, str]]] = {}
 _NO_CHANGE = contextlib.nullcontext()
 
 
-def strict_errstate() -> ContextManager[Any]:
+def strict_errstate(overrides: Tuple[Dict[str, str], ...] = ()) -> ContextManager[Any]:
     """The error state a graph call runs under: every floating-point error the caller's
     state does not ignore raises (np.errstate is per thread / per context and restores the
-    caller's state, ``seterrcall`` included, on exit)."""
+    caller's state, ``seterrcall`` included, on exit).  ``overrides``: the modes of the
+    ``with np.errstate(...)`` blocks the trace entered (compiler.variables.errstate); a kind
+    is ignored only where every one of them ignores it too."""
     modes = tuple(np.geterr().items())
+    key = (modes, repr(overrides)) if overrides else modes
     try:
-        strict = _STRICT[modes]
+        strict = _STRICT[key]
     except KeyError:
-        wanted = {kind: "ignore" if mode == "ignore" else "raise" for kind, mode in modes}
-        strict = _STRICT[modes] = None if wanted == dict(modes) else wanted
+        wanted = strict_modes(dict(modes), overrides)
+        strict = _STRICT[key] = None if wanted == dict(modes) else wanted
     return _NO_CHANGE if strict is None else np.errstate(**strict)
 
 

@@ -31,8 +31,8 @@ from opcode_tables import current_table
 from opcode_tables.closure_cells import cells_as_free
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
-from opcode_tables.liveness import live_locals, reachable
-from opcode_tables.resume import Origin, ResumeExit, boxed_code, build_resume_code, origin_of, register_origin
+from opcode_tables.liveness import live_locals
+from opcode_tables.resume import Origin, ResumeExit, boxed_code, build_resume_code, loop_end, origin_of, register_origin
 from opcode_tables.spec import VersionTable
 from opcode_tables.stackdepth import stack_effect
 
@@ -91,24 +91,6 @@ def _to_original(tx: InstructionTranslator, index: int) -> Tuple[types.CodeType,
     if mapped is None:
         raise Unsupported("graph break inside a continuation's prologue")
     return origin.code, origin.qualname, mapped
-
-
-def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: int) -> Optional[Instruction]:
-    """The backward jump of a loop the instruction at ``index`` is on, if any: a jump back to
-    at or before ``index`` that ``index`` can reach, from a target that reaches ``index``
-    (3.12+ places exception cleanup after the code and jumps back from it: not a loop)."""
-    position = {id(inst): i for i, inst in enumerate(instructions)}
-    ahead = None
-    for j in range(index, len(instructions)):
-        target = instructions[j].target
-        t = position.get(id(target), j + 1) if target is not None else j + 1
-        if t > index:
-            continue
-        if ahead is None:
-            ahead = reachable(code, index)
-        if j in ahead and index in reachable(code, t):
-            return instructions[j]
-    return None
 
 
 def _layout_after(table: VersionTable, prefix: Sequence[Instruction], inst: Instruction,
@@ -174,7 +156,7 @@ def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, 
 def plan(tx: InstructionTranslator) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
     table = tx.table
-    if tx.exc_info or any(kind not in ("finally", "with") for kind, _t, _d in tx.block_stack):
+    if tx.in_exception_handler():
         raise Unsupported("graph break inside an except or finally handler (the handled exception "
                           "cannot be handed to a continuation)")
     code, qualname, index = _to_original(tx, tx.ip)
@@ -200,12 +182,12 @@ def plan(tx: InstructionTranslator) -> BreakPlan:
                        stack_nulls=nulls, live=_live(code, entry, bound), blocks=tuple(blocks))
 
     spec = table.opcodes[inst.opname]
-    loop = in_loop(code, instructions, index)
-    if loop is not None:
-        line = f"line {loop.line}" if loop.line is not None else "its loop"
-        result.native_rest = (f"graph break inside a loop (closed at {line}): the rest of the frame "
-                              "runs natively from the break")
-        return result
+    # A break inside a loop resumes there too: its continuation runs the rest of the body and
+    # breaks again at the loop's FOR_ITER (the iterator reaches it as an opaque value), whose
+    # two exits resume at the body's start and after the loop, every stage compiled and
+    # cached (compiler.variables.lazy keeps per-iteration values out of their guards).
+    if spec.steps_loop:
+        return _plan_loop_step(table, result, instructions, bound)
     if spec.flow in ("return", "raise") or spec.jump is not None and not spec.conditional and \
             not spec.block_setup:
         return result   # nothing follows the instruction in this frame: the stub finishes it
@@ -232,6 +214,25 @@ def plan(tx: InstructionTranslator) -> BreakPlan:
             result.exits = []
             return result
         result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, after), exit_blocks))
+    return result
+
+
+def _plan_loop_step(table: VersionTable, result: BreakPlan, instructions: Sequence[Instruction],
+                    bound: Sequence[str]) -> BreakPlan:
+    """FOR_ITER run natively: the next item resumes at the loop body with the item pushed,
+    exhaustion after the loop's cleanup with the iterator popped."""
+    nulls, slots = result.stack_nulls, table.fact("iterator_slots")
+    try:
+        end = loop_end(instructions, result.inst, table)
+    except ValueError as e:
+        result.native_rest = f"the loop's end cannot be found ({e}): the rest of the frame runs natively"
+        return result
+    if len(nulls) < slots or nulls[len(nulls) - slots]:
+        result.native_rest = "the stack below FOR_ITER holds no iterator: the rest of the frame runs natively"
+        return result
+    live = _live(result.code, result.index, bound)
+    result.exits = [Exit(0, result.index + 1, nulls + (False,), live, result.blocks),
+                    Exit(1, end, nulls[:len(nulls) - slots], live, result.blocks)]
     return result
 
 

@@ -24,8 +24,8 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 import opcode_tables
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
-from opcode_tables.liveness import live_locals
-from opcode_tables.resume import origin_of
+from opcode_tables.liveness import in_loop, live_locals
+from opcode_tables.resume import origin_of, within_for_loop
 
 from . import config
 from .exc import InternalCompilerError, Unsupported
@@ -40,6 +40,7 @@ from .variables.builtins import ExceptionVariable
 from .variables.constant import ConstantVariable
 from .variables.containers import BaseListVariable, DictVariable
 from .variables.iterators import GeneratorIterator
+from .variables.lazy import LazyArgument, realized
 from .variables.functions import BaseUserFunctionVariable, CellVariable
 from .variables.resume_prologue import OpaqueValueVariable
 from .variables.user_objects import TracedObjectVariable
@@ -103,12 +104,21 @@ class InstructionTranslatorBase:
     def push(self, value: VariableTracker) -> None:
         self.stack.append(value)
 
+    # pop / popn / peek hand out values the instruction uses (a lazy argument is realized:
+    # compiler.variables.lazy); the *_raw forms are for instructions that only move values
+    # between the stack and locals.
     def pop(self) -> VariableTracker:
+        return realized(self.pop_raw(), self)
+
+    def pop_raw(self) -> VariableTracker:
         if not self.stack:
             raise InternalCompilerError(f"stack underflow at {self.current}")
         return self.stack.pop()
 
     def popn(self, n: int) -> List[VariableTracker]:
+        return [realized(value, self) for value in self.popn_raw(n)]
+
+    def popn_raw(self, n: int) -> List[VariableTracker]:
         if n == 0:
             return []
         if len(self.stack) < n:
@@ -118,7 +128,35 @@ class InstructionTranslatorBase:
         return values
 
     def peek(self, depth: int = 1) -> VariableTracker:
+        return realized(self.stack[-depth], self)
+
+    def peek_raw(self, depth: int = 1) -> VariableTracker:
         return self.stack[-depth]
+
+    def is_live(self, var: VariableTracker) -> bool:
+        """Whether the traced program can still reach ``var``: from the stack, locals, cells,
+        handled exceptions or yielded values of this frame and the frames it is inlined in,
+        from the inputs, or from the side effects recorded (stores to globals and objects),
+        through any tracker that holds others (containers, objects, iterators, closures)."""
+        roots: List[Any] = [self.output.side_effects, list(self.output._wrapped.values())]
+        frame: Optional[InstructionTranslatorBase] = self
+        while frame is not None:
+            roots += [frame.stack, frame.locals, frame.cells, frame.exc_info, frame.yielded]
+            frame = getattr(frame, "parent", None)
+        return reaches(roots, var)
+
+    def enter_errstate(self, modes: Dict[str, str]) -> None:
+        """A ``with np.errstate(**modes)`` block entered by the trace (compiler.variables.errstate)."""
+        raise self.unsupported("np.errstate entered inside an inlined function (traced only in the "
+                               "compiled frame itself)")
+
+    def exit_errstate(self) -> None:
+        raise self.unsupported("np.errstate left inside an inlined function")
+
+    def in_exception_handler(self) -> bool:
+        """Whether an except or finally handler is running here: a graph break here cannot be
+        resumed (the handled exception cannot be handed to a continuation)."""
+        return bool(self.exc_info) or any(kind not in ("finally", "with") for kind, _t, _d in self.block_stack)
 
     # -- control ----------------------------------------------------------
     def jump_to(self, target: Instruction) -> None:
@@ -402,6 +440,38 @@ class InstructionTranslatorBase:
         raise _Return(value)
 
 
+# Objects a liveness walk does not enter: the graph (its nodes hold no trackers), and values
+# from outside the trace (arrays, functions, modules...).
+_WALKED_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def reaches(roots: List[Any], target: VariableTracker) -> bool:
+    """Whether ``target`` is reachable from ``roots`` through trackers (any attribute of a
+    tracker or of the compiler's own bookkeeping objects) and the containers holding them."""
+    seen = set()
+    pending = list(roots)
+    while pending:
+        obj = pending.pop()
+        if obj is target:
+            return True
+        if obj is None or id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, _WALKED_CONTAINERS):
+            pending.extend(obj)
+        elif isinstance(obj, dict):
+            pending.extend(obj.keys())
+            pending.extend(obj.values())
+        elif isinstance(obj, VariableTracker) or type(obj).__module__ == "compiler.side_effects":
+            fields = getattr(obj, "__dict__", None)
+            if fields is not None:
+                skipped = getattr(type(obj), "bookkeeping_fields", ())
+                pending.extend(value for name, value in fields.items() if name not in skipped)
+            for slot in getattr(type(obj), "__slots__", ()):
+                pending.append(getattr(obj, slot, None))
+    return False
+
+
 def _reachable(roots: List[VariableTracker], depth: int = 3) -> set:
     """Serials of the trackers a generator frame can reach from its arguments and cells."""
     seen: set = set()
@@ -440,6 +510,8 @@ def _carried_opaquely(value: Any, entered_next: bool) -> bool:
     manager a with block is about to enter (``entered_next``): new objects on every call,
     whose only use here is a call or a with block, both run natively."""
     tp = type(value)  # not isinstance(): it would read value.__class__ (a lazy module loads)
+    if issubclass(tp, (types.MethodDescriptorType, types.WrapperDescriptorType)):
+        return True  # 3.14's with block keeps its __exit__ unbound (LOAD_SPECIAL), self beside it
     if issubclass(tp, _C_BOUND_METHOD_TYPES):
         return not isinstance(getattr(value, "__self__", None), types.ModuleType)
     if issubclass(tp, types.MethodType) and not has_instance_dict(type(value.__self__)):
@@ -469,6 +541,10 @@ class InstructionTranslator(InstructionTranslatorBase):
         super().__init__(output, code, fn.__globals__, None, depth=0)
         self.fn = fn
         self._stack_params: frozenset = frozenset()  # a continuation's (set by bind_arguments)
+        # ``with np.errstate`` blocks the trace entered: the modes of each (for the graph's
+        # error state) and the with statements still open (where a break moves to).
+        self.errstate_overrides: List[Dict[str, str]] = []
+        self.open_errstates: List[int] = []
         if code.co_flags & (inspect_CO_GENERATOR | inspect_CO_COROUTINE | inspect_CO_ASYNC_GENERATOR):
             raise Unsupported("generator and coroutine functions are not compiled (they run natively)",
                               where=_where(code, None))
@@ -488,15 +564,24 @@ class InstructionTranslator(InstructionTranslatorBase):
         # Locals a continuation receives only to keep their values alive (bound but not read
         # again before being rebound, compiler.graph_break._live) are carried unguarded.
         unread = set()
+        lazy = False
         if origin is not None and origin.resume_index >= 0:
             read = live_locals(origin.code, origin.resume_index)
             unread = {n for n in self.arg_values if n not in stack_params and n not in read
                       and n not in self.code.co_cellvars}
+            # A stage of a loop (it runs once per iteration, or leaves a for loop by a break):
+            # arguments are wrapped when used, and the loop's iterator is carried along.
+            original = instructions_of(origin.code)[0]
+            lazy = in_loop(origin.code, original, origin.resume_index) is not None or \
+                within_for_loop(original, origin.resume_index, self.table)
         for name, value in self.arg_values.items():
             if name in unread:
                 self.locals[name] = OpaqueValueVariable(type(value), LocalSource(name))
                 continue
             opaque = name in stack_params and _carried_opaquely(value, entering and name == stack_params[-1])
+            if not opaque and lazy and name not in self.code.co_cellvars:
+                self.locals[name] = LazyArgument(value, LocalSource(name))
+                continue
             if not opaque:
                 try:
                     self.locals[name] = self.output.wrap(value, LocalSource(name))
@@ -527,10 +612,22 @@ class InstructionTranslator(InstructionTranslatorBase):
         super().step()
 
     def break_index(self) -> Optional[int]:
-        """The instruction of this frame that was running when the trace failed."""
+        """The instruction of this frame that was running when the trace failed; inside a
+        traced ``with np.errstate`` block, the with statement's (its stub enters the block
+        natively: the graph break cannot run the failing instruction under the block's
+        error state otherwise)."""
+        if self.open_errstates:
+            return self.open_errstates[0]
         if self.current is None:
             return None
         return self._index.get(id(self.current))
+
+    def enter_errstate(self, modes: Dict[str, str]) -> None:
+        self.open_errstates.append(self._index[id(self.current)])
+        self.errstate_overrides.append(modes)
+
+    def exit_errstate(self) -> None:
+        self.open_errstates.pop()
 
     def count_instruction(self, inst: Instruction) -> None:
         if inst.opname == "DELETE_FAST" and inst.argval in self._stack_params:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dis
 import types
 import weakref
-from typing import Dict, FrozenSet, List, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from .decode import decode_cached
 from .instruction import Instruction
@@ -180,3 +180,21 @@ def _live_in(code: types.CodeType, instructions: List[Instruction]) -> List[Froz
                 live[i] = frozen
                 changed = True
     return live
+
+
+def in_loop(code: types.CodeType, instructions: Sequence[Instruction], index: int) -> Optional[Instruction]:
+    """The backward jump of a loop the instruction at ``index`` is on, if any: a jump back to
+    at or before ``index`` that ``index`` can reach, from a target that reaches ``index``
+    (3.12+ places exception cleanup after the code and jumps back from it: not a loop)."""
+    position = {id(inst): i for i, inst in enumerate(instructions)}
+    ahead = None
+    for j in range(index, len(instructions)):
+        target = instructions[j].target
+        t = position.get(id(target), j + 1) if target is not None else j + 1
+        if t > index:
+            continue
+        if ahead is None:
+            ahead = reachable(code, index)
+        if j in ahead and index in reachable(code, t):
+            return instructions[j]
+    return None

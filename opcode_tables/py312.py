@@ -80,6 +80,7 @@ TABLE = _BASE.derive(
         _BASE.changed("CALL", caches=3, stack_effect_shared_with=None),
     ],
     facts={
+        "loop_end_cleanup": ("END_FOR",),
         "call_prefix": ("KW_NAMES",),
         "arg_flags": {
             "LOAD_GLOBAL": ("push_null",),

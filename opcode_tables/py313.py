@@ -53,6 +53,7 @@ TABLE = _BASE.derive(
         _BASE.changed("POP_JUMP_IF_NOT_NONE", caches=1),
     ],
     facts={
+        "loop_end_cleanup": ("END_FOR", "POP_TOP"),
         "call_prefix": (),
         "compare_op_shift": 5,
         "compare_op_bool_bit": 16,

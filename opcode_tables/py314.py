@@ -57,6 +57,8 @@ TABLE = _BASE.derive(
         _BASE.changed("END_ASYNC_FOR", jump="rel_back", conditional=True, unsupported=GENERATOR_ONLY),
     ],
     facts={
+        "loop_end_cleanup": ("END_FOR", "POP_ITER"),
+        "with_exit_loaded_before_enter": True,
         "superinstructions": dict(
             _BASE.fact("superinstructions"),
             LOAD_FAST_BORROW_LOAD_FAST_BORROW=("LOAD_FAST_BORROW", "LOAD_FAST_BORROW")),

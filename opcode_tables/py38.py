@@ -103,6 +103,17 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
     cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
     for sequences it walks without an iterator object).
+``with_exit_loaded_before_enter``
+    Whether a with statement loads the manager's __exit__ as an instruction of its own
+    before calling __enter__ (3.14's LOAD_SPECIAL, with the manager copied on the stack):
+    a graph break cannot then move back to the statement's start with one manager object.
+``loop_end_cleanup``
+    The opnames at a for loop's FOR_ITER target that close the loop (pop
+    what the loop left) before the code after it: none up to 3.11 (an
+    exhausted FOR_ITER pops its iterator and jumps past the loop), END_FOR
+    on 3.12, END_FOR + POP_TOP on 3.13, END_FOR + POP_ITER from 3.14.  An
+    exhausted FOR_ITER skips some of them (3.12-3.13: all; 3.14: END_FOR);
+    code placed after the last one is reached with the iterator popped.
 """
 from __future__ import annotations
 
@@ -264,7 +275,7 @@ _ROWS = [
     # -- loops --------------------------------------------------------------
     OpcodeSpec("GET_ITER"),
     # Jumps past the loop body when the iterator is exhausted.
-    OpcodeSpec("FOR_ITER", jump="rel", conditional=True, resumable_after=False),
+    OpcodeSpec("FOR_ITER", jump="rel", conditional=True, resumable_after=False, steps_loop=True),
 
     # -- exceptions, finally and with: the 3.8 block stack ------------------
     # SETUP_* push a block whose handler is the jump target; the body falls through.
@@ -336,6 +347,8 @@ TABLE = VersionTable(
         "special_methods": (),
         "lazy_annotations": False,
         "iterator_slots": 1,
+        "loop_end_cleanup": (),
+        "with_exit_loaded_before_enter": False,
         "call_function_ex_kwargs": "flag",
         "unchecked_local_loads": ("LOAD_FAST",),
         # A call to a Python function keeps its arguments on the caller's stack until it

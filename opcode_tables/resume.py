@@ -38,8 +38,8 @@ def is_generated_code(code: types.CodeType) -> bool:
     """Whether ``code`` was built by this module (a break stub or a continuation)."""
     return code in _generated
 
-__all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "Origin", "origin_of",
-           "register_origin", "boxed_code", "boxed_variant_of"]
+__all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "stack_restorable", "Origin",
+           "origin_of", "register_origin", "boxed_code", "boxed_variant_of"]
 
 # Opcodes whose argument names a fast local, a cell or a free variable: their
 # index changes when the parameters are reordered, so the assembler re-derives it.
@@ -183,6 +183,22 @@ def _load_local(name: str, cells: Set[str], table: VersionTable) -> Instruction:
         return create_instruction("LOAD_DEREF", argval=name)
     opname = "LOAD_FAST_CHECK" if "LOAD_FAST_CHECK" in table else "LOAD_FAST"
     return create_instruction(opname, argval=name)
+
+
+def stack_restorable(stack_nulls: Sequence[bool], table: VersionTable) -> bool:
+    """Whether a continuation or stub can push back a stack of this NULL layout: always where
+    the interpreter has PUSH_NULL; before, only NULLs directly below a callable (the pair
+    LOAD_METHOD pushes) can be re-created (see _restore_stack)."""
+    if "PUSH_NULL" in table:
+        return True
+    slot = 0
+    while slot < len(stack_nulls):
+        if stack_nulls[slot]:
+            if slot + 1 >= len(stack_nulls) or stack_nulls[slot + 1]:
+                return False
+            slot += 1
+        slot += 1
+    return True
 
 
 def _restore_stack(stack_nulls: Sequence[bool], stack_params: List[str],
@@ -376,11 +392,6 @@ def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence
         raise ValueError(f"{breaker.opname} never falls through ({spec.flow}); it cannot have exits")
     if len(exits) == 2 and not (spec.jump is not None and spec.conditional and not spec.block_setup):
         raise ValueError(f"{breaker.opname} is not a conditional jump; give one exit (its fall-through)")
-    if len(exits) == 2 and breaker.opname == "FOR_ITER":
-        # 3.12+ FOR_ITER skips the instruction(s) at its target when exhausted,
-        # so redirecting the target to new code would skip part of the exit.
-        raise ValueError("FOR_ITER's exhausted branch cannot be redirected to an exit; break before the "
-                         "FOR_ITER (or give only its fall-through exit)")
     if spec.block_setup:
         block_count += 1  # the break instruction (SETUP_WITH, ...) pushed a block of its own
     cells = set(cellvars) | set(freevars)
@@ -388,6 +399,8 @@ def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence
     temps = [_fresh_name(f"___exit{i}", taken) for i in range(width)]
     varnames.extend(t for t in temps if t not in varnames)
     codes = [_exit_code(e, temps, block_count, packer, cells, table) for e in exits]
+    if len(codes) == 2 and spec.steps_loop:
+        return _insert_loop_exits(main, breaker, codes, table)
     if len(codes) == 2:
         breaker.target = codes[1][0]
     at = next(i for i, inst in enumerate(main) if inst is breaker)
@@ -446,3 +459,45 @@ def boxed_code(code: types.CodeType) -> types.CodeType:
 def boxed_variant_of(code: types.CodeType) -> Optional[types.CodeType]:
     """The variant ``boxed_code`` made of ``code``, if one was made."""
     return _BOXED.get(code)
+
+
+def loop_end(instructions: Sequence[Instruction], for_iter: Instruction, table: VersionTable) -> int:
+    """The index of the first instruction after the loop that ``for_iter`` steps: its target
+    past the loop's cleanup (the table fact ``loop_end_cleanup``)."""
+    at = next(i for i, inst in enumerate(instructions) if inst is for_iter.target)
+    for opname in table.fact("loop_end_cleanup"):
+        if at >= len(instructions) or instructions[at].opname != opname:
+            raise ValueError(f"the loop stepped by {for_iter.opname} does not end in "
+                             f"{table.fact('loop_end_cleanup')} (found {instructions[at].opname})")
+        at += 1
+    return at
+
+
+def within_for_loop(instructions: Sequence[Instruction], index: int, table: VersionTable) -> bool:
+    """Whether the instruction at ``index`` lies between a for loop's FOR_ITER and the loop's
+    end: its body, or the way out of it a ``break`` takes (which pops the loop's iterator)."""
+    for i, inst in enumerate(instructions[:index]):
+        if table[inst.opname].steps_loop and inst.target is not None:
+            try:
+                end = loop_end(instructions, inst, table)
+            except ValueError:
+                continue
+            if index < end:
+                return True
+    return False
+
+
+def _insert_loop_exits(main: List[Instruction], for_iter: Instruction, codes: List[List[Instruction]],
+                       table: VersionTable) -> List[Instruction]:
+    """A for loop's step run natively: the next item leaves right after FOR_ITER, exhaustion
+    after the loop's cleanup.  An exhausted FOR_ITER skips part of that cleanup (3.12+: its
+    jump lands past END_FOR), so its target stays where it is and the exit code goes after
+    the cleanup, reached by falling through it; where there is no cleanup (up to 3.11) the
+    target is the exit code itself."""
+    end = loop_end(main, for_iter, table)
+    if end >= len(main):
+        raise ValueError(f"the loop stepped by {for_iter.opname} has no instruction after it")
+    if for_iter.target is main[end]:
+        for_iter.target = codes[1][0]
+    at = next(i for i, inst in enumerate(main) if inst is for_iter)
+    return main[:at + 1] + codes[0] + main[at + 1:end] + codes[1] + main[end:]

@@ -58,6 +58,10 @@ class OpcodeSpec:
     # False where code cannot be resumed right after this instruction: a loop's FOR_ITER
     # (the iterator is mid-way), a generator's SEND, an async with's entry.
     resumable_after: bool = True
+    # Steps a for loop's iterator (FOR_ITER): a graph break here has two exits, the next item
+    # (resume at the loop body) and exhaustion (resume after the loop's cleanup, the fact
+    # "loop_end_cleanup"), each its own continuation.
+    steps_loop: bool = False
     # A truth-testing conditional jump that pops an exact bool (TO_BOOL converts before it).
     pops_exact_bool: bool = False
     # ``dis.stack_effect`` books part of this instruction's stack effect on the named

@@ -28,7 +28,8 @@ from tests.corpus.registry import Call
 from opcode_tables import current_table
 from opcode_tables.factories import body_start
 from opcode_tables.liveness import live_locals
-from opcode_tables.resume import NullCarrier, ResumeCode, ResumeExit, boxed_code, boxed_variant_of, build_resume_code
+from opcode_tables.resume import (NullCarrier, ResumeCode, ResumeExit, boxed_code, boxed_variant_of, build_resume_code,
+                                   loop_end)
 
 TABLE = current_table()
 CALLS = ("CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW")
@@ -874,13 +875,36 @@ def test_blocks_that_cannot_be_re_entered_are_refused() -> None:
                           blocks=deeper, name="n", qualname="n")
 
 
+def test_for_iter_stub_exits_with_the_next_item_or_after_the_loop() -> None:
+    """FOR_ITER run natively: the next item leaves with the iterator and the item on the stack,
+    exhaustion after the loop's cleanup (table fact loop_end_cleanup) with the iterator popped;
+    each side's continuation finishes the function as the plain one does."""
+    fn = for_loop
+    head = _index(fn, ("FOR_ITER",))
+    end = loop_end(instructions_of(fn.__code__)[0], instructions_of(fn.__code__)[0][head], TABLE)
+    slots = TABLE.fact("iterator_slots")
+    nulls = (False,) + (True,) * (slots - 1)   # the compiler's iterator (3.15: and a NULL index)
+    live = ("out", "xs")
+    exits = [ResumeExit(0, nulls + (False,), live), ResumeExit(1, (), live)]
+    rc = build_resume_code(fn.__code__, resume_index=head, stack_nulls=nulls, live=live, name="stub",
+                           qualname="stub", break_index=head, exits=exits, packer=_packer)
+    step = _function(rc, fn, "stub")
+    xs = [1, 2]
+    it, out = iter(xs), []
+    got = step(it, out, xs)
+    assert got.branch == 0 and got.values[0] is it and got.values[1:] == (1, out, xs)
+    next(it)
+    got = step(it, out, xs)
+    assert got.branch == 1 and got.values == (out, xs)
+    after = build_resume_code(fn.__code__, resume_index=end, stack_nulls=(), live=live, name="after",
+                              qualname="after")
+    out.extend([7])
+    assert _function(after, fn, "after")(out, xs) is out
+
+
 def test_exits_are_refused_where_they_cannot_be_placed() -> None:
-    start, params = _entry(for_loop)
-    head = _index(for_loop, ("FOR_ITER",))
+    start, _params = _entry(for_loop)
     two = [ResumeExit(0, (), ()), ResumeExit(1, (), ())]
-    with pytest.raises(ValueError, match="FOR_ITER"):
-        build_resume_code(for_loop.__code__, resume_index=start, stack_nulls=(), live=params, name="n",
-                          qualname="n", break_index=head, exits=two, packer=_packer)
     store = _index(straight, ("STORE_FAST",))
     with pytest.raises(ValueError, match="not a conditional jump"):
         build_resume_code(straight.__code__, resume_index=start, stack_nulls=(), live=("x", "y"), name="n",

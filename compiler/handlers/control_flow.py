@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from opcode_tables.instruction import Instruction
 
+from ..exc import Unsupported
 from ..tracer import InstructionTranslatorBase
 from ..variables.base import NULL
 from ..variables.constant import ConstantVariable
 from ..variables.iterators import IteratorVariable, iter_of
+from ..variables.lazy import LazyArgument
 from ..variables.operators import is_op
 from .registry import handler
 
@@ -71,7 +73,15 @@ def get_iter(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("FOR_ITER", stack_effect_exempt=True)
 def for_iter(tx: InstructionTranslatorBase, inst: Instruction):
-    iterator = tx.peek(tx.table.fact("iterator_slots"))
+    iterator = tx.peek_raw(tx.table.fact("iterator_slots"))
+    if isinstance(iterator, LazyArgument):
+        # The iterator of a loop a continuation resumes in (compiler.variables.lazy).
+        try:
+            iterator = iterator.realize(tx)
+        except Unsupported:
+            raise tx.unsupported(f"for loop over a {type(iterator.value).__name__!r} object from an earlier "
+                                 "stage (each step is a break whose exits resume the body or the code "
+                                 "after the loop)") from None
     if not isinstance(iterator, IteratorVariable):
         raise tx.unsupported(f"for loop over {iterator.describe()}")
     item = iterator.next(tx)

@@ -9,6 +9,7 @@ from ..variables.base import NULL
 from ..variables.builder import wrap_constant_result
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
+from ..variables.lazy import LazyArgument
 from ..variables.user_objects import SuperVariable, native_method
 from .registry import handler
 
@@ -90,10 +91,10 @@ def _let_go(tx: InstructionTranslatorBase, name: str) -> None:
 
 @handler("STORE_FAST")
 def store_fast(tx: InstructionTranslatorBase, inst: Instruction):
-    value = tx.peek() if tx.stack else None
+    value = tx.peek_raw() if tx.stack else None
     if value is not tx.locals.get(inst.argval):
         _let_go(tx, inst.argval)
-    value = tx.pop()
+    value = tx.pop_raw()   # a lazy argument stays lazy (compiler.variables.lazy)
     if value is NULL:
         tx.locals.pop(inst.argval, None)
     else:
@@ -179,7 +180,13 @@ def load_closure(tx: InstructionTranslatorBase, inst: Instruction):
 
 def _method(tx: InstructionTranslatorBase, obj, name: str):
     """A method load: where the tracer cannot model the method, a C method of an outside
-    object is still loaded (the graph breaks at its call, not here)."""
+    object is still loaded (the graph breaks at its call, not here).  A lazy argument lends a
+    container's C method without being realized (compiler.variables.lazy)."""
+    if isinstance(obj, LazyArgument):
+        method = obj.native_method(tx, name)
+        if method is not None:
+            return method
+        obj = obj.realize(tx)
     try:
         return obj.getattr(tx, name)
     except Unsupported:
@@ -191,16 +198,18 @@ def _method(tx: InstructionTranslatorBase, obj, name: str):
 
 @handler("LOAD_ATTR")
 def load_attr(tx: InstructionTranslatorBase, inst: Instruction):
-    obj = tx.pop()
+    obj = tx.pop_raw()
     if inst.is_method:
         push_with_null(tx, _method(tx, obj, inst.argval))
     else:
-        tx.push(obj.getattr(tx, inst.argval))
+        # A C method loaded as an attribute (up to 3.10 a call with keywords loads it so) is
+        # still a method load.
+        tx.push(_method(tx, obj, inst.argval))
 
 
 @handler("LOAD_METHOD")
 def load_method(tx: InstructionTranslatorBase, inst: Instruction):
-    obj = tx.pop()
+    obj = tx.pop_raw()
     push_with_null(tx, _method(tx, obj, inst.argval))
 
 

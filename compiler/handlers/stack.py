@@ -18,7 +18,7 @@ def nop(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("POP_TOP")
 def pop_top(tx: InstructionTranslatorBase, inst: Instruction):
-    tx.pop()
+    tx.pop_raw()
 
 
 @handler("PUSH_NULL")
@@ -28,14 +28,14 @@ def push_null(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("ROT_TWO")
 def rot_two(tx: InstructionTranslatorBase, inst: Instruction):
-    a, b = tx.popn(2)
+    a, b = tx.popn_raw(2)
     tx.push(b)
     tx.push(a)
 
 
 @handler("ROT_THREE")
 def rot_three(tx: InstructionTranslatorBase, inst: Instruction):
-    a, b, c = tx.popn(3)
+    a, b, c = tx.popn_raw(3)
     tx.push(c)
     tx.push(a)
     tx.push(b)
@@ -43,7 +43,7 @@ def rot_three(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("ROT_FOUR")
 def rot_four(tx: InstructionTranslatorBase, inst: Instruction):
-    a, b, c, d = tx.popn(4)
+    a, b, c, d = tx.popn_raw(4)
     tx.push(d)
     tx.push(a)
     tx.push(b)
@@ -52,13 +52,13 @@ def rot_four(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("ROT_N")
 def rot_n(tx: InstructionTranslatorBase, inst: Instruction):
-    values = tx.popn(inst.argval)
+    values = tx.popn_raw(inst.argval)
     tx.stack.extend([values[-1]] + values[:-1])
 
 
 @handler("DUP_TOP")
 def dup_top(tx: InstructionTranslatorBase, inst: Instruction):
-    tx.push(tx.peek())
+    tx.push(tx.peek_raw())
 
 
 @handler("DUP_TOP_TWO")
@@ -70,7 +70,7 @@ def dup_top_two(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("COPY")
 def copy(tx: InstructionTranslatorBase, inst: Instruction):
-    tx.push(tx.peek(inst.argval))
+    tx.push(tx.peek_raw(inst.argval))
 
 
 @handler("SWAP")

@@ -13,6 +13,8 @@ effect to replay, issue 4).
 """
 from __future__ import annotations
 
+import weakref
+
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
@@ -41,6 +43,10 @@ _FRESH_OPS = frozenset({"numpy.copy", "ndarray.copy", "ndarray.flatten", "numpy.
 
 
 class ArrayVariable(VariableTracker):
+    # Which arrays may share memory (compiler.tracer.reaches does not follow them: they are
+    # not references the program holds).
+    bookkeeping_fields = ("views", "view_bases")
+
     def __init__(self, meta: TensorMeta, node: Optional[Node] = None, source=None,
                  example: Any = None) -> None:
         super().__init__(source)
@@ -50,7 +56,10 @@ class ArrayVariable(VariableTracker):
         self.example = example
         # Aliasing facts for in-place operators.
         self.view_bases: List["ArrayVariable"] = []
-        self.has_views = False
+        # Arrays made from this one that may share its memory, held weakly: a view holds its
+        # bases (view_bases), so strong references both ways would make a cycle that keeps
+        # every example array alive after the trace until the next collection.
+        self.views: List["weakref.ref[ArrayVariable]"] = []
         self.rebound = False
         self.mutated_input = False  # an input written in place: replayed into its buffer
 
@@ -105,7 +114,7 @@ class ArrayVariable(VariableTracker):
         return ArrayMethodVariable(self, name, op)
 
     def getitem(self, tx: Translator, key: VariableTracker) -> VariableTracker:
-        return call_op(tx, lookup_operator("getitem"), [self, key], {})
+        return call_op(tx, lookup_operator("getitem"), [self, key], {}, fresh=_advanced_index(key))
 
     def setitem(self, tx: Translator, key, value) -> None:
         what = "item assignment"
@@ -125,7 +134,7 @@ class ArrayVariable(VariableTracker):
         """An in-place write is modelled for a temporary nobody else can observe, and for an
         input array (replayed into the caller's buffer by the cache entry); never for an
         array that shares memory with another tracked array."""
-        if self.view_bases or self.has_views:
+        if self.view_bases or any(tx.is_live(view) for view in _views_of(self)):
             raise Unsupported(f"{what} on an array that shares memory with another (view aliasing)")
         if self.source is not None:
             if self.example is None:
@@ -202,6 +211,35 @@ def _arrays_in(vars: Sequence[VariableTracker]) -> List[ArrayVariable]:
     return found
 
 
+def _views_of(array: ArrayVariable) -> List[ArrayVariable]:
+    """Every array that may share ``array``'s memory through views made in the trace (views
+    of views included).  A write is refused only while one of them can still be reached:
+    the temporaries of ``u[1:-1] = 0.5 * (u[:-2] + u[2:])`` are gone by the write."""
+    found: List[ArrayVariable] = []
+    pending = [ref() for ref in array.views]
+    while pending:
+        view = pending.pop()
+        if view is not None and all(view is not seen for seen in found):
+            found.append(view)
+            pending.extend(ref() for ref in view.views)
+    return found
+
+
+def _advanced_index(key: VariableTracker) -> bool:
+    """Whether indexing with ``key`` is NumPy's advanced indexing, which copies (the result
+    shares no memory with the array): an integer or boolean array of one or more dimensions,
+    or a list, as the key or inside a tuple key.  (A 0-d integer array indexes as an integer:
+    basic indexing, a view.)"""
+    parts = key.items if isinstance(key, BaseListVariable) and key.python_type() is tuple else [key]
+    for part in parts:
+        if isinstance(part, ArrayVariable) and part.meta.kind == "array" and len(part.meta.shape) >= 1 \
+                and part.meta.dtype.kind in "biu":
+            return True
+        if isinstance(part, BaseListVariable) and part.python_type() is list:
+            return True
+    return False
+
+
 def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = ()) -> VariableTracker:
     meta = node.meta
     if isinstance(meta, TensorMeta):
@@ -209,7 +247,7 @@ def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = (
         if may_alias and meta.kind == "array":  # a NumPy scalar never shares memory
             result.view_bases = list(may_alias)
             for base in may_alias:
-                base.has_views = True
+                base.views.append(weakref.ref(result))
         return result
     if isinstance(meta, tuple):
         getitem = lookup_operator("getitem")

@@ -36,6 +36,19 @@ class Translator(Protocol):
     code: types.CodeType                    # the frame's code
     locals: Dict[str, "VariableTracker"]
     cells: Dict[str, Any]                   # name -> functions.CellVariable
+    stack: List["VariableTracker"]          # the symbolic stack, bottom first
+
+    def in_exception_handler(self) -> bool:
+        """Whether an except or finally handler is running (a graph break cannot be resumed)."""
+
+    def enter_errstate(self, modes: Dict[str, str]) -> None:
+        """A traced ``with np.errstate(**modes)`` block begins (compiler.variables.errstate)."""
+
+    def exit_errstate(self) -> None:
+        """The innermost traced ``np.errstate`` block ends."""
+
+    def is_live(self, var: "VariableTracker") -> bool:
+        """Whether the traced program can still reach ``var`` (a view: writes to its base)."""
 
     def raise_python_exception(self, exc: BaseException) -> NoReturn:
         """The traced program raises ``exc`` here (it may be caught in the frame)."""

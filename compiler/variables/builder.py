@@ -29,10 +29,11 @@ from .base import VariableTracker
 from .builtins import BuiltinVariable
 from .constant import ConstantVariable
 from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
+from .errstate import ErrstateClassVariable
 from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
 from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
 from .scalars import DynamicScalarVariable, dynamic_dtype
-from .resume_prologue import NullCarrierClassVariable, TypedOpaqueVariable
+from .resume_prologue import NullCarrierClassVariable, OpaqueArrayVariable, TypedOpaqueVariable
 from .user_objects import (ModuleVariable, NamedTupleClassVariable, OpaqueCallableVariable, UserClassVariable,
                            UserObjectVariable)
 
@@ -157,8 +158,17 @@ def _wrap(output, value, source, guards) -> VariableTracker:
     tp = type(value)
     if tp is np.ndarray:
         if value.dtype.kind not in "biufc":
-            raise Unsupported(f"array of dtype {value.dtype} from {source.name() if source else 'the trace'} "
-                              "(only boolean and numeric arrays are traced)")
+            if source is None:
+                raise Unsupported(f"array of dtype {value.dtype} from the trace "
+                                  "(only boolean and numeric arrays are traced)")
+            # From outside (an argument, a continuation's value): passed along as it is,
+            # guarded by type and dtype kind; any use of it breaks the graph (runs natively).
+            if guards is not None:
+                guards.type_match(source, tp)
+                expr = source.expr(guards.ns.const)
+                guards.add(f"{source.name()}.dtype.kind == {value.dtype.kind!r}",
+                           f"{expr}.dtype.kind == {value.dtype.kind!r}")
+            return OpaqueArrayVariable(value.dtype, source)
         meta = TensorMeta.of(value, _traced_shape(output, value, source))
         if guards is not None:
             guards.array_match(source, value, meta.layout, meta.shape)
@@ -166,6 +176,11 @@ def _wrap(output, value, source, guards) -> VariableTracker:
     if issubclass(tp, np.ndarray):
         raise Unsupported(f"ndarray subclass {tp.__name__} (only plain numpy.ndarray is traced)")
     if issubclass(tp, np.generic):
+        if value.dtype.kind not in "biufc" and source is not None:
+            # A string, object or date scalar from outside: carried along by type, as such arrays.
+            if guards is not None:
+                guards.type_match(source, tp)
+            return TypedOpaqueVariable(tp, source)
         if value.dtype.kind not in "biufc":
             raise Unsupported(f"NumPy scalar of dtype {value.dtype}")
         if guards is not None:
@@ -301,6 +316,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         kwargs = {k: _wrap(output, v, ItemSource(AttrSource(src, "keywords"), k) if src else None, guards)
                   for k, v in value.keywords.items()}
         return PartialVariable(fn, args, kwargs, source)
+    if value is np.errstate:
+        return ErrstateClassVariable(source)   # traced as a context manager
     if issubclass(tp, type):
         if value in _BUILTIN_CALLABLE_TYPES:
             return BuiltinVariable(value, source)

@@ -32,6 +32,19 @@ class TypedOpaqueVariable(OpaqueValueVariable):
         return self.cls
 
 
+class OpaqueArrayVariable(OpaqueValueVariable):
+    """An array of strings, objects, dates or records from outside the trace: only boolean
+    and numeric arrays are traced.  Carried along as the object itself (guarded by type and
+    dtype kind); any use of it is a graph break, so the frame still compiles around it."""
+
+    def __init__(self, dtype, source) -> None:
+        super().__init__(type(None), source)
+        self.dtype = dtype
+
+    def describe(self) -> str:
+        return f"array of dtype {self.dtype} (only boolean and numeric arrays are traced)"
+
+
 class NullCarrierClassVariable(VariableTracker):
     def describe(self) -> str:
         return "resume NullCarrier"

@@ -260,6 +260,17 @@ class UserObjectVariable(VariableTracker):
 
 
 _C_METHOD_TYPES = (types.MethodDescriptorType, types.WrapperDescriptorType, types.BuiltinFunctionType)
+_HEAP_TYPE = 1 << 9   # Py_TPFLAGS_HEAPTYPE: a class made by a class statement (or type())
+
+
+def _is_c_method(cls: type, method: Any) -> bool:
+    """A method implemented in C that binding runs no Python code for: CPython's own method
+    descriptors, or a Cython function defined on a static extension type (a
+    ``np.random.Generator`` method: Cython binds it like a C function)."""
+    if isinstance(method, _C_METHOD_TYPES):
+        return True
+    return type(method).__name__ == "cython_function_or_method" and not cls.__flags__ & _HEAP_TYPE and \
+        all(not klass.__flags__ & _HEAP_TYPE for klass in cls.__mro__)
 
 
 def native_method(obj: VariableTracker, name: str) -> Optional[VariableTracker]:
@@ -274,7 +285,7 @@ def native_method(obj: VariableTracker, name: str) -> Optional[VariableTracker]:
     cls = type(value)
     if cls.__getattribute__ is not object.__getattribute__ or _class_lookup(cls, "__getattr__") is not _MISSING:
         return None
-    if not isinstance(_class_lookup(cls, name), _C_METHOD_TYPES):
+    if not _is_c_method(cls, _class_lookup(cls, name)):
         return None
     if name in (_string_keyed_dict(value) or {}):
         return None

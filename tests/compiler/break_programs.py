@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 import compiler
+from opcode_tables import current_table
 from tests.corpus import runner as corpus_runner
 from tests.corpus.compare import aliasing, assert_same
 from tests.corpus.registry import Call
@@ -247,6 +248,7 @@ class Program:
     numpy_both_sides: bool = True    # NumPy work before and after the first break: >= 2 graphs
     loop: bool = False               # a break inside a loop: a stated fallback is acceptable
     callees: Tuple[Callable[..., Any], ...] = ()  # inlined functions whose breaks may come first
+    fullgraph_break: int = 0         # which ``# BREAK`` line fullgraph=True stops at
 
     @property
     def name(self) -> str:
@@ -515,6 +517,220 @@ def loop_over_rows(x):
     for v in x:
         total = total + opaque(v)  # BREAK
     return total + 1.0
+
+
+# --- breaks inside loops resumed compiled (issue 14, item 3) ---------------------------------------
+# Each step's continuation resumes inside the loop; FOR_ITER breaks with its two exits.
+
+def training_data(variants: Sequence[Any] = VARIANTS_2D) -> List[Call]:
+    return [Call((arr(*v), arr(v[0][:1], 1.0, v[2] + 50, v[3]), arr(v[0][1:], 1.0, v[2] + 70, v[3]), 4))
+            for v in variants]
+
+
+@program(training_data, ["float", "data-dependent"], "loop", loop=True)
+def loop_training_float_per_step(x, y, w, steps):
+    losses = []
+    for i in range(steps):
+        pred = x.T @ y
+        err = pred - w
+        loss = (err * err).mean()
+        losses.append(float(loss))  # BREAK
+        w = w - 0.1 * err
+    return w, losses
+
+
+class CountingIterable:
+    """An iterable whose iterator records each step in TRACE (iteration counts compared)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def __iter__(self) -> Any:
+        for k in range(self.n):
+            TRACE.append(("next", k))
+            yield k
+
+
+@program(one_array, ["opaque", "disable", "iteration"], "loop", loop=True)
+def loop_counts_its_steps(x):
+    y = x * 1.0
+    for k in CountingIterable(3):  # BREAK
+        y = opaque(y) + k  # BREAK
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_continue_break_else(x, log):
+    y = x * 1.0
+    for k in range(6):
+        y = opaque(y) * 1.5  # BREAK
+        if k == 1:
+            log.append(("skip", k))
+            continue
+        log.append(float(y.sum()))  # BREAK
+        if k == 4:
+            break
+    else:
+        log.append("no break")
+    for k in range(2):
+        y = opaque(y) - k  # BREAK
+    else:
+        log.append("else ran")
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_nested_with_breaks(x, log):
+    total = x * 0.0
+    for i in range(3):
+        for j in range(i + 1):
+            total = total + opaque(x) * j  # BREAK
+            if i == 2 and j == 1:
+                break
+        log.append((i, float(total.sum())))  # BREAK
+    return total
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_try_except_inside(x, log):
+    y = x * 1.0
+    for k in range(4):
+        try:
+            y = opaque(y) + 1.0  # BREAK
+            if k == 2:
+                raise ValueError("step 2")
+            log.append(("ok", k))
+        except ValueError as e:
+            log.append(("caught", str(e)))
+        finally:
+            log.append(("finally", k))
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_inside_try_raises(x, log):
+    y, k = x * 1.0, 0
+    try:
+        while True:
+            y = opaque(y) * 2.0  # BREAK
+            k += 1
+            if k == 3:
+                raise KeyError(k)
+    except KeyError as e:
+        log.append(("caught", e.args))
+    finally:
+        log.append("finally")
+    return y, k
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_with_block_inside(x, log):
+    y = x * 1.0
+    for k in range(3):
+        with Recorder(f"r{k}"):
+            y = opaque(y) + k  # BREAK
+            log.append(k)
+    return y
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_raises_out_of_the_frame(x):
+    y = x * 1.0
+    for k in range(4):
+        y = opaque(y) + 1.0  # BREAK
+        if k == 2:
+            raise RuntimeError(f"stopped at {k}")
+    return y
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_over_a_list_it_grows(x, log):
+    items = [x, x * 2.0]
+    for v in items:
+        w = opaque(v) + 1.0  # BREAK
+        if len(items) < 4:
+            items.append(w)
+        log.append(len(items))
+    return items
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_enumerate_zip(x):
+    out = x * 0.0
+    for i, (a, b) in enumerate(zip([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])):
+        out = out + opaque(x) * (a * b + i)  # BREAK
+    return out
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_while_with_else(x):
+    y = x * 1.0
+    k = 0
+    while k < 4:
+        y = opaque(y) + 0.5  # BREAK
+        k += 1
+    else:
+        y = y * 3.0
+    return y, k
+
+
+@program(one_array, ["opaque", "disable"], "loop", loop=True)
+def loop_returns_from_inside(x):
+    y = x * 1.0
+    for k in range(10):
+        y = opaque(y) * 1.5  # BREAK
+        if float(y.sum()) > 20.0 or float(y.sum()) < -20.0:  # BREAK
+            return y, k
+    return y, -1
+
+
+@program(lambda: array_and_log(VARIANTS_2D), ["float", "data-dependent"], "loop", loop=True)
+def comprehension_of_floats(x, log):
+    y = x * 2.0
+    sums = [float(row.sum()) for row in y]  # BREAK
+    log.append(sums)
+    return y + 1.0
+
+
+@program(array_and_log, ["opaque", "disable"], "loop", loop=True)
+def loop_for_inside_try_and_c_manager(x, log):
+    y = x * 1.0
+    try:
+        for k in range(3):
+            y = opaque(y) + k  # BREAK
+        else:
+            log.append("else")
+        with io.StringIO() as buf:
+            for j in range(2):
+                y = opaque(y) * 2.0  # BREAK
+                buf.write("s")
+            log.append(buf.getvalue())
+    finally:
+        log.append("finally")
+    return y
+
+
+# --- methods of objects implemented in C (issue 14, item 4) ---------------------------------------
+
+def array_and_generator(variants: Sequence[Any] = VARIANTS_1D) -> List[Call]:
+    return [Call((arr(*v), np.random.default_rng(v[2]))) for v in variants]
+
+
+@program(array_and_generator, ["Generator"], "unsupported_call")
+def generator_methods_passed_in(x, rng):
+    y = x * 2.0
+    z = rng.normal(size=x.shape)  # BREAK
+    u = rng.uniform(0.0, 1.0, 3)  # BREAK
+    return y + z, u.sum() + y, rng.bit_generator.state["state"]
+
+
+@program(array_and_generator, ["Generator"], "loop", loop=True)
+def loop_generator_noise_per_step(x, rng):
+    trace = []
+    for i in range(4):
+        x = x * 0.5 + rng.standard_normal(x.shape)  # BREAK
+        trace.append(float(x.sum()))  # BREAK
+    return x, trace
 
 
 # --- try / except / finally ------------------------------------------------------------------
@@ -1100,7 +1316,11 @@ def generator_live_across_break(x):
     return y * next(g), list(g)
 
 
-@program(one_array, ["errstate"], "with")
+# np.errstate is traced: fullgraph stops at the call inside the block (its second marker);
+# with breaks, the break moves to the with statement, whose stub enters the block natively.
+# (3.14+, table fact with_exit_loaded_before_enter: entered natively, the first marker.)
+@program(one_array, ["errstate", "opaque", "disable"], "with",
+         fullgraph_break=0 if current_table().fact("with_exit_loaded_before_enter") else 1)
 def errstate_around_break(x):
     y = x * 0.0
     with np.errstate(divide="ignore", invalid="ignore"):  # BREAK

@@ -33,6 +33,10 @@ def assert_same(plain: Any, compiled: Any, *, close: Optional[str] = None, path:
         assert len(compiled) == len(plain), f"{path}: length {len(compiled)} != {len(plain)}"
         for i, (p, c) in enumerate(zip(plain, compiled)):
             assert_same(p, c, close=close, path=f"{path}[{i}]")
+    elif isinstance(plain, np.random.Generator):
+        # What a caller can observe of a generator: the state its next draws come from.
+        assert_same(plain.bit_generator.state, compiled.bit_generator.state, close=close,
+                    path=f"{path}.bit_generator.state")
     elif dataclasses.is_dataclass(plain) and not isinstance(plain, type):
         for f in dataclasses.fields(plain):
             assert_same(getattr(plain, f.name), getattr(compiled, f.name), close=close, path=f"{path}.{f.name}")
