@@ -1,8 +1,14 @@
 """Array creation with static arguments.
 
-``np.empty`` and ``np.empty_like`` are deliberately absent: their contents
-are whatever memory held, so a compiled function could not promise the same
-result as the plain one.  arange, linspace, eye, identity and tri infer their
+``np.empty`` and ``np.empty_like`` are graph ops that call NumPy's function when the graph
+runs, exactly where the plain function calls it: their contents are whatever memory held,
+in the plain function as in the compiled one, so the only promise either makes is the
+shape, dtype and a fresh array per call.  They must never be folded into a constant
+(one array shared by every call, where the plain function makes a new one), never be
+created by stand-ins at trace time (their kind, "creation", keeps the tracer from folding
+calls on constant arguments), and never be replaced by zeros (a program that reads an
+empty array before writing it would see other values than plain; no promise is broken,
+but nothing is gained either).  arange, linspace, eye, identity and tri infer their
 metadata by running on the static arguments (their size is the arguments').
 ``np.array`` / ``np.asarray`` are captured only for a constant nested list or
 tuple of numbers (each call creates a fresh array, as the plain call does).
@@ -23,6 +29,8 @@ _CREATION = (
     ("zeros", rules.shaped_creation_rule),
     ("ones", rules.shaped_creation_rule),
     ("full", rules.shaped_creation_rule),
+    ("empty_like", rules.like_rule),
+    ("empty", rules.shaped_creation_rule),
     ("arange", rules.full_eval_rule),
     ("linspace", rules.full_eval_rule),
     ("eye", rules.full_eval_rule),
