@@ -64,8 +64,8 @@ def query_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
                 other = None
             if other != answer:
                 raise Unsupported(f"{op.name}: the answer depends on the value of a "
-                                  f"{target.dtype.name} operand (NumPy {np.__version__}'s "
-                                  "value-based casting); it runs natively")
+                                  f"{target.dtype.name} operand (data-dependent under NumPy "
+                                  f"{np.__version__}); it runs natively")
     return answer
 
 
