@@ -96,7 +96,8 @@ def _write_in_place(tx: Translator, op, args, kwargs) -> VariableTracker:
 
 def _fold(tx: Translator, fn, args, kwargs) -> VariableTracker:
     value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
-    if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None:
+    if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None \
+            or (isinstance(value, type) and issubclass(value, np.generic)):  # np.obj2sctype
         return ConstantVariable(value)
     if isinstance(value, (tuple, list)) and all(isinstance(v, (np.generic, int, float, bool)) for v in value):
         return tx.output.wrap_constant_result(value)
