@@ -18,7 +18,10 @@ values, so each function was classified by reading it):
 * ``QUERIES``: functions of metadata only (``np.shape``, ``np.result_type``), answered at
   trace time as constants (compiler.ops.queries);
 * ``EXCLUDED``: every other public callable, with the reason it is not captured
-  (data-dependent shapes or dtypes, Python callables, in-place writes, I/O, ...).
+  (data-dependent shapes or dtypes, Python callables, I/O, ...).
+
+Functions that write into an argument are compiler.ops.inplace; ``np.empty`` and
+``np.empty_like`` are compiler.ops.creation.
   compiler.ops.coverage reports them.
 """
 from __future__ import annotations
@@ -42,6 +45,8 @@ EVALUATED: Dict[str, str] = {
     "hsplit": "shape", "vsplit": "shape", "dsplit": "shape", "delete": "other",
     "insert": "other", "compress": "other", "pad": "other", "take": "other",
     "take_along_axis": "other", "choose": "other", "select": "other", "trapezoid": "other",
+    # NumPy 1.x names (deprecated from 1.25: where a call warns, it is refused at trace time)
+    "trapz": "other", "in1d": "other", "msort": "other", "asfarray": "shape",
     # sorting and searching with static result shapes
     "partition": "other", "argpartition": "other", "lexsort": "other", "searchsorted": "other",
     "digitize": "other", "sort_complex": "other", "nanargmax": "other", "nanargmin": "other",
@@ -77,6 +82,9 @@ LINALG: Dict[str, str] = {
     "cross": "linalg", "matmul": "linalg", "tensordot": "linalg", "trace": "linalg",
     "diagonal": "shape", "matrix_transpose": "shape",
 }
+# numpy.linalg functions that invert an array reshaped to a square matrix: their stand-in is
+# an identity matrix reshaped to the argument's shape
+TENSOR_LINALG = ("tensorinv", "tensorsolve")
 
 # numpy.fft functions that build an array from constants only
 _FFT_CREATION = ("fftfreq", "rfftfreq")
@@ -100,11 +108,9 @@ _exclude("it issues a Python warning depending on the values", "polyfit", "nanpe
 _exclude("it calls a Python function (which would run on stand-ins at trace time)",
          "apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc", "piecewise",
          "mask_indices", "vectorize")
-_exclude("it writes into an argument (an in-place side effect not modelled here)",
-         "copyto", "fill_diagonal", "place", "put", "put_along_axis", "putmask")
-_exclude("a deprecated alias (deprecated from NumPy 1.25, gone or warning in 2.x)", "trapz",
-         "row_stack", "in1d", "product", "cumproduct", "alltrue", "sometrue", "msort",
-         "asfarray", "find_common_type", "round_")
+_exclude("deprecated on the NumPy releases that have it (it warns; use the function it names)",
+         "row_stack", "fastCopyAndTranspose")
+_exclude("string arrays are not traced", "compare_chararrays")
 _exclude("it reads memory addresses or memory layout, which stand-ins do not have",
          "may_share_memory", "shares_memory", "isfortran", "byte_bounds")
 _exclude("it returns a Python object computed from the values (str, bool, list)",
@@ -123,9 +129,8 @@ _exclude("configuration, documentation or introspection of the interpreter, not 
          "show_runtime", "info", "test", "lookfor", "who", "source", "disp", "deprecate",
          "deprecate_with_doc", "safe_eval", "add_newdoc", "add_docstring",
          "add_newdoc_ufunc", "set_string_function", "get_array_wrap", "set_numeric_ops",
+         "geterrobj", "seterrobj",
          "linalg.test", "fft.test")
-_exclude("no exact stand-in yet (a reshaped identity is needed)", "linalg.tensorinv",
-         "linalg.tensorsolve")
 
 
 def _ufuncs() -> List[OpInfo]:
@@ -160,6 +165,10 @@ def _evaluated() -> List[OpInfo]:
             continue
         found.append(OpInfo(f"numpy.linalg.{name}", fn, kind,
                             evaluated.evaluated_rule(evaluated.identity_like_meta),
+                            source=f"numpy.linalg.{name}"))
+    for name in TENSOR_LINALG:
+        found.append(OpInfo(f"numpy.linalg.{name}", getattr(np.linalg, name), "linalg",
+                            evaluated.evaluated_rule(evaluated.reshaped_identity_like_meta),
                             source=f"numpy.linalg.{name}"))
     for name in public_names(np.fft):
         if f"fft.{name}" in EXCLUDED:

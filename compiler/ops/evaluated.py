@@ -72,9 +72,24 @@ def scaled_identity_like_meta(meta: TensorMeta) -> Any:
     return identity_like_meta(meta, 2)
 
 
+def reshaped_identity_like_meta(meta: TensorMeta, scale: int = 1) -> Any:
+    """An n x n identity reshaped to the argument's shape when its size is a square n * n
+    (np.linalg.tensorinv / tensorsolve invert the argument reshaped to a square matrix);
+    zeros elsewhere."""
+    n = int(round(meta.size ** 0.5)) if meta.kind == "array" else 0
+    if meta.ndim >= 2 and n * n == meta.size:
+        return (np.eye(n, dtype=meta.dtype) * meta.dtype.type(scale)).reshape(meta.shape)
+    return zeros_like_meta(meta) if scale == 1 else twos_like_meta(meta)
+
+
+def scaled_reshaped_identity_like_meta(meta: TensorMeta) -> Any:
+    return reshaped_identity_like_meta(meta, 2)
+
+
 # fill -> the second fill of the data-dependence probe
-SECOND_FILL: Dict[Callable, Callable] = {zeros_like_meta: twos_like_meta,
-                                         identity_like_meta: scaled_identity_like_meta}
+SECOND_FILL: Dict[Callable, Callable] = {
+    zeros_like_meta: twos_like_meta, identity_like_meta: scaled_identity_like_meta,
+    reshaped_identity_like_meta: scaled_reshaped_identity_like_meta}
 
 
 def _refuse_callables(op: Any, args: tuple, kwargs: dict) -> None:
@@ -90,6 +105,18 @@ def _refuse_callables(op: Any, args: tuple, kwargs: dict) -> None:
                               "time; the call runs natively")
     visit(args)
     visit(kwargs)
+
+
+def _refuse_scalar_sizes(op: Any, args: tuple, kwargs: dict) -> None:
+    """A 0-d integer value computed in the graph may be what NumPy uses as a count, a size
+    or an offset (np.vander's N, np.diag's k, np.kaiser's M), which would make the result's
+    shape depend on it; the stand-ins could not tell.  Such calls are refused (for ops that
+    build arrays from parameters, 0-d values of any dtype)."""
+    kinds = "biufc" if op.kind == "creation" else "biu"
+    for meta in metas_in((args, kwargs)):
+        if meta.shape == () and meta.dtype.kind in kinds:
+            raise Unsupported(f"{op.name}: a 0-d {meta.dtype.name} value computed in the graph "
+                              "may decide the result's shape (data-dependent); it runs natively")
 
 
 def meta_of_sequence_or_array(result: Any, what: str) -> Any:
@@ -181,6 +208,7 @@ def evaluated_rule(fill: Callable[[TensorMeta], Any] = zeros_like_meta,
     def rule(op: Any, args: tuple, kwargs: dict) -> Any:
         reject_kwargs(op, kwargs, ("out",))
         _refuse_callables(op, args, kwargs)
+        _refuse_scalar_sizes(op, args, kwargs)
         if refuse is not None:
             refuse(op, args, kwargs)
         meta = run_on_stand_ins(op, args, kwargs, fill)

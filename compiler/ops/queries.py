@@ -25,7 +25,7 @@ QUERY_NAMES = ("shape", "ndim", "size", "iscomplexobj", "isrealobj", "isscalar",
                "result_type", "can_cast", "promote_types", "min_scalar_type", "common_type",
                "mintypecode", "issubdtype", "isdtype", "typename", "broadcast_shapes",
                "issctype", "obj2sctype", "sctype2char", "maximum_sctype", "issubsctype",
-               "issubclass_")
+               "issubclass_", "find_common_type")
 
 _CONSTANT_TYPES = (bool, int, float, str, np.dtype, type(None))
 

@@ -23,6 +23,8 @@ ALIASES = (
     ("pow", "power"), ("bitwise_left_shift", "left_shift"),
     ("bitwise_right_shift", "right_shift"), ("bitwise_invert", "invert"),
     ("concat", "concatenate"), ("permute_dims", "transpose"),
+    # NumPy 1.x spellings, deprecated from 1.25 (a call that warns is refused at trace time)
+    ("product", "prod"), ("cumproduct", "cumprod"), ("alltrue", "all"), ("sometrue", "any"),
 )
 
 # id(fn) -> (fn, OpInfo); fn is kept so the id cannot be reused.

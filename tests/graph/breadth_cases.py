@@ -308,6 +308,16 @@ def tensordot(draw):
     return (_array(draw, (2, 3), np.float64), _array(draw, (3, 2), np.float64)), {"axes": 1}
 
 
+def tensorinv(draw):
+    n = draw(st.integers(1, 2))
+    return (_array(draw, (n, 2, 2 * n), np.float64),), {"ind": 2}
+
+
+def tensorsolve(draw):
+    n = draw(st.integers(1, 2))
+    return (_array(draw, (2, n, 2 * n), np.float64), _array(draw, (2, n), np.float64)), {}
+
+
 def linalg_cross(draw):
     return (_array(draw, (2, 3), np.float64), _array(draw, (2, 3), np.float64)), {}
 
@@ -493,6 +503,10 @@ BREADTH: Dict[str, Builder] = {
     "numpy.sctype2char": scalar_type, "numpy.maximum_sctype": scalar_type,
     "numpy.issubsctype": (lambda draw: ((np.float64, np.floating), {})),
     "numpy.issubclass_": (lambda draw: ((np.float64, np.floating), {})),
+    "numpy.linalg.tensorinv": tensorinv, "numpy.linalg.tensorsolve": tensorsolve,
+    "numpy.trapz": with_axis, "numpy.in1d": (lambda draw: ((_vector(draw), _vector(draw)), {})),
+    "numpy.msort": unary_nonempty, "numpy.asfarray": unary,
+    "numpy.find_common_type": (lambda draw: (([np.float32, np.int64], []), {})),
     "numpy.put": put, "numpy.putmask": putmask, "numpy.place": place, "numpy.copyto": copyto,
     "numpy.fill_diagonal": fill_diagonal, "numpy.put_along_axis": put_along_axis,
 }

@@ -202,3 +202,19 @@ def test_sequence_results_keep_their_type():
     x = np.arange(4.0)
     compiled = compiler.compile(parts, fullgraph=True)
     assert_same(parts(x), compiled(x))
+
+
+def test_triton_runs_graphs_with_new_ops_through_eager_and_names_the_op():
+    # Triton lowers elementwise / reduction regions only; a graph with another op runs
+    # whole through the eager backend, with the op named in the fallback reason.
+    from compiler.backends import get_backend
+    from compiler.graph import Graph, TensorMeta
+    graph = Graph()
+    x = graph.placeholder("x", TensorMeta((3, 3), np.float64))
+    inverse = graph.call(ops.lookup_function(np.linalg.inv), (x,))
+    spectrum = graph.call(ops.lookup_function(np.fft.rfft), (inverse,))
+    graph.output([spectrum])
+    compiled = get_backend("triton").compile(graph)
+    assert compiled.backend == "eager" and "numpy.linalg.inv" in compiled.fallback_reason
+    value = np.eye(3) * 2
+    assert_same((np.fft.rfft(np.linalg.inv(value)),), compiled(value))

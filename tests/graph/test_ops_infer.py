@@ -15,7 +15,7 @@ import compiler.ops as ops
 from compiler.exc import Unsupported
 from compiler.ops import DATA_DEPENDENT_WARNINGS
 from compiler.graph import TensorMeta
-from compiler.ops.evaluated import identity_like_meta
+from compiler.ops.evaluated import identity_like_meta, reshaped_identity_like_meta
 from compiler.ops.standins import VALUE_BASED_CASTING, map_metas
 from tests.graph.op_cases import builder_for
 
@@ -56,13 +56,12 @@ def _zeroed(value):
     return value
 
 
-def _identities(value):
-    """Identity matrices where the last two dimensions are square (linear algebra's
-    stand-ins, compiler.ops.evaluated), zeros elsewhere."""
+def _identities(value, fill):
+    """Linear algebra's stand-ins (compiler.ops.evaluated: identity matrices) for arrays."""
     if isinstance(value, np.ndarray):
-        return identity_like_meta(TensorMeta.of(value))
+        return fill(TensorMeta.of(value))
     if isinstance(value, (tuple, list)):
-        return type(value)(_identities(v) for v in value)
+        return type(value)(_identities(v, fill) for v in value)
     return _zeroed(value)
 
 
@@ -70,7 +69,13 @@ def _run_on_other_values(op, args, kwargs):
     try:
         return _run(op, _zeroed(args), _zeroed(kwargs))
     except Exception:
-        return _run(op, _identities(args), {k: _identities(v) for k, v in kwargs.items()})
+        pass
+    try:
+        return _run(op, _identities(args, identity_like_meta),
+                    {k: _identities(v, identity_like_meta) for k, v in kwargs.items()})
+    except Exception:
+        return _run(op, _identities(args, reshaped_identity_like_meta),
+                    {k: _identities(v, reshaped_identity_like_meta) for k, v in kwargs.items()})
 
 
 def _same(inferred, real) -> bool:
