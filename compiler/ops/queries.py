@@ -1,5 +1,10 @@
 """Functions of metadata only, answered at trace time as constants: ``np.shape(x)``,
-``np.ndim``, ``np.size``, ``np.result_type``, ``np.can_cast``, ``np.iscomplexobj`` ...
+``np.ndim``, ``np.size``, ``np.result_type``, ``np.can_cast``, ``np.iscomplexobj``,
+``np.einsum_path`` (a contraction order chosen from the operands' shapes) ...
+
+Pure functions of Python values (``np.binary_repr``, ``np.format_float_positional``) are
+here too: on constants they are folded like any NumPy call on constants; on values
+computed in the graph their answer depends on the values, which the check below refuses.
 
 Their answer depends on the arguments' shapes, dtypes and kinds (NumPy scalar or array),
 which the input guards fix, so a constant is exact for every call the cache entry
@@ -25,7 +30,8 @@ QUERY_NAMES = ("shape", "ndim", "size", "iscomplexobj", "isrealobj", "isscalar",
                "result_type", "can_cast", "promote_types", "min_scalar_type", "common_type",
                "mintypecode", "issubdtype", "isdtype", "typename", "broadcast_shapes",
                "issctype", "obj2sctype", "sctype2char", "maximum_sctype", "issubsctype",
-               "issubclass_", "find_common_type")
+               "issubclass_", "find_common_type", "einsum_path", "binary_repr", "base_repr",
+               "format_float_positional", "format_float_scientific")
 
 _CONSTANT_TYPES = (bool, int, float, str, np.dtype, type(None))
 
@@ -43,7 +49,7 @@ def _answer(op: OpInfo, args: tuple, kwargs: dict, target: Any, value: Any) -> A
 
 
 def _is_constant(value: Any) -> bool:
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return all(_is_constant(v) for v in value)
     return isinstance(value, _CONSTANT_TYPES) or (isinstance(value, type)
                                                   and issubclass(value, np.generic))

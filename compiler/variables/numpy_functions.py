@@ -68,7 +68,7 @@ def _query(tx: Translator, op, args, kwargs) -> VariableTracker:
     """A function of metadata only (compiler.ops.queries): its answer is a constant."""
     metas = _metas_of(tuple(to_graph_arg(tx, a) for a in args))
     answer = op.infer(*metas, **{k: _metas_of(to_graph_arg(tx, v)) for k, v in kwargs.items()})
-    if isinstance(answer, tuple):
+    if isinstance(answer, (tuple, list)):  # a list is a fresh one per call, as plain
         return tx.output.wrap_constant_result(answer)
     return ConstantVariable(answer)
 

@@ -507,6 +507,12 @@ BREADTH: Dict[str, Builder] = {
     "numpy.trapz": with_axis, "numpy.in1d": (lambda draw: ((_vector(draw), _vector(draw)), {})),
     "numpy.msort": unary_nonempty, "numpy.asfarray": unary,
     "numpy.find_common_type": (lambda draw: (([np.float32, np.int64], []), {})),
+    "numpy.einsum_path": (lambda draw: (("ij,jk,kl->il", _array(draw, (2, 3)), _array(draw, (3, 4)),
+                                           _array(draw, (4, draw(st.integers(1, 5))))), {})),
+    "numpy.binary_repr": (lambda draw: ((draw(st.integers(-9, 9)),), {"width": 8})),
+    "numpy.base_repr": (lambda draw: ((draw(st.integers(0, 99)), draw(st.integers(2, 16))), {})),
+    "numpy.format_float_positional": (lambda draw: ((draw(st.floats(-1e3, 1e3)),), {"precision": 3})),
+    "numpy.format_float_scientific": (lambda draw: ((draw(st.floats(-1e3, 1e3)),), {"precision": 3})),
     "numpy.put": put, "numpy.putmask": putmask, "numpy.place": place, "numpy.copyto": copyto,
     "numpy.fill_diagonal": fill_diagonal, "numpy.put_along_axis": put_along_axis,
 }
