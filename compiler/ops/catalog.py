@@ -69,7 +69,9 @@ EVALUATED: Dict[str, str] = {
     "blackman": "creation", "hamming": "creation", "hanning": "creation", "kaiser": "creation",
     "indices": "creation", "diag_indices": "creation", "tril_indices": "creation",
     "triu_indices": "creation", "diag_indices_from": "creation",
-    "tril_indices_from": "creation", "triu_indices_from": "creation", "meshgrid": "creation",
+    "tril_indices_from": "creation", "triu_indices_from": "creation",
+    # meshgrid(..., copy=False) returns views of its arguments
+    "meshgrid": "shape",
 }
 
 # numpy.linalg, on identity stand-ins: name -> kind
@@ -77,7 +79,8 @@ LINALG: Dict[str, str] = {
     "inv": "linalg", "solve": "linalg", "det": "linalg", "slogdet": "linalg",
     "eigh": "linalg", "eigvalsh": "linalg", "cholesky": "linalg", "qr": "linalg",
     "svd": "linalg", "svdvals": "linalg", "pinv": "linalg", "matrix_rank": "linalg",
-    "matrix_power": "linalg", "cond": "linalg", "multi_dot": "linalg",
+    "matrix_power": "other",  # matrix_power(a, 1) returns a itself
+    "cond": "linalg", "multi_dot": "linalg",
     "matrix_norm": "linalg", "vector_norm": "linalg", "vecdot": "linalg", "outer": "linalg",
     "cross": "linalg", "matmul": "linalg", "tensordot": "linalg", "trace": "linalg",
     "diagonal": "shape", "matrix_transpose": "shape",
