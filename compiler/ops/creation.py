@@ -1,14 +1,11 @@
 """Array creation with static arguments.
 
 ``np.empty`` and ``np.empty_like`` are graph ops that call NumPy's function when the graph
-runs, exactly where the plain function calls it: their contents are whatever memory held,
-in the plain function as in the compiled one, so the only promise either makes is the
-shape, dtype and a fresh array per call.  They must never be folded into a constant
-(one array shared by every call, where the plain function makes a new one), never be
-created by stand-ins at trace time (their kind, "creation", keeps the tracer from folding
-calls on constant arguments), and never be replaced by zeros (a program that reads an
-empty array before writing it would see other values than plain; no promise is broken,
-but nothing is gained either).  arange, linspace, eye, identity and tri infer their
+runs, as the plain function does: their contents are whatever memory held, in the plain
+function as in the compiled one, so what both promise is the shape, the dtype and a new
+array per call.  That is why they must never be folded into a constant (one array
+shared by every call) nor made at trace time: their kind, "creation", keeps the tracer
+from folding calls on constant arguments, and no rule runs them on real shapes.  arange, linspace, eye, identity and tri infer their
 metadata by running on the static arguments (their size is the arguments').
 ``np.array`` / ``np.asarray`` are captured only for a constant nested list or
 tuple of numbers (each call creates a fresh array, as the plain call does).
