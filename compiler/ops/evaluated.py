@@ -13,8 +13,14 @@ What this module adds to ``standins.evaluate_full``:
 * the result's container: a list or a named tuple (``np.split``, NumPy 2's ``EighResult``)
   is recorded on a ``SequenceMeta`` so the tracker rebuilds the same type as plain NumPy;
 * refusals that keep stand-ins honest: callables among the arguments (they would run at
-  trace time), and, under NumPy 1.x value-based casting, a dtype that depends on a 0-d
-  operand's value.
+  trace time); 0-d integer values computed in the graph (NumPy may read one as a size);
+  a result whose metadata changes when the stand-ins hold twos instead of zeros (the
+  data-dependence probe, a safety net under the catalogue's classification); a Python
+  warning on those other values; and, under NumPy 1.x value-based casting, a dtype that
+  depends on a 0-d operand's value.
+
+Its cost is the op's own cost on zeros of the full shape, twice (three or more times
+under NumPy 1.x with 0-d operands), once per trace.
 
 Functions whose result shape or dtype *does* depend on the values (``np.unique``,
 ``np.linalg.eig``) are never given these rules: compiler.ops.catalog lists them with why.
