@@ -46,7 +46,7 @@ EVALUATED: Dict[str, str] = {
     "insert": "other", "compress": "other", "pad": "other", "take": "other",
     "take_along_axis": "other", "choose": "other", "select": "other", "trapezoid": "other",
     # NumPy 1.x names (deprecated from 1.25: where a call warns, it is refused at trace time)
-    "trapz": "other", "in1d": "other", "msort": "other", "asfarray": "shape",
+    "trapz": "other", "in1d": "other", "asfarray": "shape",
     # sorting and searching with static result shapes
     "partition": "other", "argpartition": "other", "lexsort": "other", "searchsorted": "other",
     "digitize": "other", "sort_complex": "other", "nanargmax": "other", "nanargmin": "other",
@@ -114,7 +114,7 @@ _exclude("it calls a Python function (which would run on stand-ins at trace time
          "apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc", "piecewise",
          "mask_indices", "vectorize")
 _exclude("deprecated on the NumPy releases that have it (it warns; use the function it names)",
-         "row_stack", "fastCopyAndTranspose")
+         "row_stack", "fastCopyAndTranspose", "msort")
 _exclude("string arrays are not traced", "compare_chararrays")
 _exclude("it reads memory addresses or memory layout, which stand-ins do not have",
          "may_share_memory", "shares_memory", "isfortran", "byte_bounds")

@@ -24,6 +24,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from compiler.ops.catalog import EXCLUDED, public_names
+from compiler.ops.queries import DEPRECATED_HERE
 from compiler.ops.registry import lookup_function
 from compiler.ops.ufunc_methods import METHOD_NAMES
 
@@ -88,7 +89,7 @@ def exclusion_reason(namespace: str, name: str) -> Optional[str]:
     if namespace == "numpy.random.Generator":
         return ("stateful: calls must run in program order on the caller's generator; they "
                 "run natively at a graph break, never in a graph")
-    return EXCLUDED.get(prefix + name)
+    return EXCLUDED.get(prefix + name) or (DEPRECATED_HERE.get(name) if not prefix else None)
 
 
 def report(missing: bool = False) -> List[str]:

@@ -158,19 +158,27 @@ def _dtypes(meta: Any) -> Any:
 
 def _check_value_independent(op: Any, args: tuple, kwargs: dict, expected: Any,
                              fill: Callable[[TensorMeta], Any]) -> None:
-    """NumPy 1.x: a 0-d operand mixed with n-d ones casts by value; the result dtype must
-    be the same for the extreme values of each 0-d operand, else the call is refused."""
+    """NumPy 1.x casts by value where a 0-d operand meets n-d ones, and NumPy's Python
+    functions meet such operands inside (np.polyval iterates its coefficients as scalars:
+    a negative int8 coefficient turns a uint8 result into int16).  So every operand in turn
+    holds the extreme values of its dtype, and the result dtypes must not change, else the
+    call is refused.  A 0-d operand whose extreme values make the call fail is refused too;
+    an n-d one teaches nothing then (an index array holding the largest integer)."""
     metas = metas_in((args, kwargs))
-    zero_d = {id(m): m for m in metas if m.shape == ()}
-    if not zero_d or all(m.shape == () for m in metas):
+    if all(m.shape == () for m in metas):
         return
-    for target in zero_d.values():
+    for target in {id(m): m for m in metas}.values():
         for value in standins._extreme_values(target.dtype):
             def stand_in(meta: TensorMeta, value: Any = value, target: TensorMeta = target) -> Any:
-                return standins.mini(meta, value) if meta is target else fill(meta)
+                if meta is not target:
+                    return fill(meta)
+                return meta.dtype.type(value) if meta.kind == "scalar" else \
+                    np.full(meta.shape, value, meta.dtype)
             try:
                 got = _dtypes(run_on_stand_ins(op, args, kwargs, stand_in))
             except Exception:
+                if target.shape != ():
+                    continue
                 got = None
             if got != _dtypes(expected):
                 raise Unsupported(f"{op.name}: the result dtype depends on the value of a 0-d "

@@ -505,7 +505,7 @@ BREADTH: Dict[str, Builder] = {
     "numpy.issubclass_": (lambda draw: ((np.float64, np.floating), {})),
     "numpy.linalg.tensorinv": tensorinv, "numpy.linalg.tensorsolve": tensorsolve,
     "numpy.trapz": with_axis, "numpy.in1d": (lambda draw: ((_vector(draw), _vector(draw)), {})),
-    "numpy.msort": unary_nonempty, "numpy.asfarray": unary,
+    "numpy.asfarray": unary,
     "numpy.find_common_type": (lambda draw: (([np.float32, np.int64], []), {})),
     "numpy.einsum_path": (lambda draw: (("ij,jk,kl->il", _array(draw, (2, 3)), _array(draw, (3, 4)),
                                            _array(draw, (4, draw(st.integers(1, 5))))), {})),
