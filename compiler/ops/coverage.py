@@ -8,7 +8,7 @@ The denominators come from NumPy itself: the public callables of ``numpy``,
 callable and is neither a class nor a module), the public methods of
 ``numpy.random.Generator``, and the methods (``reduce``, ``accumulate``, ``outer``,
 ``reduceat``, ``at``) of every ufunc in ``numpy`` that has them (binary ufuncs with one
-output; ``at`` for every ufunc).  A callable counts as covered when the tracer can put a
+output; ``at`` for every ufunc with one output).  A callable counts as covered when the tracer can put a
 call of it into a graph (or answer it at trace time: compiler.ops.queries), that is when
 the allowlist has an entry for it.  An entry may still refuse particular arguments (a
 data-dependent shape), which runs that call natively.
@@ -67,9 +67,11 @@ def _ufunc_methods() -> NamespaceCoverage:
         ufunc = getattr(np, name)
         if not isinstance(ufunc, np.ufunc) or ufunc.__name__ != name:
             continue
-        binary = ufunc.nin == 2 and ufunc.nout == 1 and ufunc.signature is None
+        # the methods NumPy gives each ufunc: all of them for binary ufuncs with one
+        # output, ``at`` for the other single-output ufuncs, none for generalized ufuncs
+        single = ufunc.nout == 1 and ufunc.signature is None
         for method in METHOD_NAMES:
-            if method != "at" and not binary:
+            if not single or (method != "at" and ufunc.nin != 2):
                 continue
             pair = f"{name}.{method}"
             (covered if lookup_function(ufunc) is not None else missing).append(pair)
