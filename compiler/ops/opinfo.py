@@ -8,7 +8,9 @@ import numpy as np
 from compiler.exc import Unsupported
 from compiler.trace_time import WarningTrapped
 
-KINDS = ("elementwise", "reduction", "shape", "creation", "linalg", "other")
+# "query": a function of metadata only (np.shape, np.result_type), folded into a constant
+# at trace time, never a graph node (compiler.ops.queries).
+KINDS = ("elementwise", "reduction", "shape", "creation", "linalg", "other", "query")
 
 # infer rule: (op, args, kwargs) -> TensorMeta | tuple of TensorMeta
 InferRule = Callable[["OpInfo", tuple, dict], Any]

@@ -5,7 +5,8 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from compiler.ops import creation, elementwise, linalg, methods, operators, reductions, rules, shape
+from compiler.ops import (catalog, creation, elementwise, inplace, linalg, methods, operators,
+                         queries, reductions, rules, shape)
 from compiler.ops.opinfo import OpInfo
 
 # Attributes the tracer answers from TensorMeta, without a graph node.
@@ -22,6 +23,8 @@ ALIASES = (
     ("pow", "power"), ("bitwise_left_shift", "left_shift"),
     ("bitwise_right_shift", "right_shift"), ("bitwise_invert", "invert"),
     ("concat", "concatenate"), ("permute_dims", "transpose"),
+    # NumPy 1.x spellings, deprecated from 1.25 (a call that warns is refused at trace time)
+    ("product", "prod"), ("cumproduct", "cumprod"), ("alltrue", "all"), ("sometrue", "any"),
 )
 
 # id(fn) -> (fn, OpInfo); fn is kept so the id cannot be reused.
@@ -39,12 +42,19 @@ def _build() -> None:
     for family in (elementwise, reductions, shape, creation, linalg):
         for op in family.ops():
             by_name[op.name] = op
+    # The generic families come last and never replace a hand-written entry (by name, or
+    # by identity: NumPy 2's np.linalg.tensordot is np.tensordot).
+    for family in (catalog, queries):
+        for op in family.ops():
+            by_name.setdefault(op.name, op)
     for alias, canonical in ALIASES:
         if f"numpy.{alias}" in by_name:  # both spellings are entries (np.round and np.around)
             alias_op = by_name.pop(f"numpy.{alias}")
             by_name[f"numpy.{alias}"] = _renamed(alias_op, f"numpy.{canonical}")
     for op in by_name.values():
         _register_function(op.fn, op)
+    for fn, op in inplace.entries():  # the op runs a wrapper returning the written array
+        _register_function(fn, op)
     for alias, canonical in ALIASES:
         fn = getattr(np, alias, None)
         target = by_name.get(f"numpy.{canonical}")

@@ -25,7 +25,8 @@ from ..ops import OpInfo, lookup_attribute, lookup_method, lookup_operator
 from ..symbolic_shapes import concrete
 from .base import Translator, VariableTracker
 from .constant import ConstantVariable
-from .containers import BaseListVariable, SliceVariable, TupleVariable
+from .containers import (BaseListVariable, ListVariable, NamedTupleVariable, SliceVariable,
+                         TupleVariable)
 from .scalars import DynamicScalarVariable
 
 # Array attributes answered from the metadata (contract: ops.ARRAY_ATTRIBUTES).
@@ -253,6 +254,12 @@ def wrap_node(tx: Translator, node: Node, may_alias: Sequence[ArrayVariable] = (
         getitem = lookup_operator("getitem")
         items = [wrap_node(tx, tx.output.graph.call(getitem, (node, i), {}), may_alias)
                  for i in range(len(meta))]
+        # the sequence type NumPy returns (compiler.ops.evaluated.SequenceMeta)
+        container = getattr(meta, "container", tuple)
+        if container is list:
+            return ListVariable(items)
+        if container is not tuple:
+            return NamedTupleVariable(items, container)
         return TupleVariable(items)
     raise Unsupported(f"{node.target} returned a value the graph cannot describe")
 

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..exc import Unsupported
 from ..ops import lookup_function
-from .array import ArrayVariable, call_op
+from ..ops.ufunc_methods import METHOD_NAMES, method_op
+from .array import ArrayVariable, call_op, to_graph_arg
 from .base import FixedObjectVariable, Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable, set_numpy_type_call, wrap_static_attr
 from .containers import BaseListVariable
@@ -44,6 +45,10 @@ class NumpyFunctionVariable(FixedObjectVariable):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__"):
             return ConstantVariable(getattr(self.fn, name))
+        if isinstance(self.fn, np.ufunc) and name in METHOD_NAMES:
+            # a new bound method on every access: the op is found by (ufunc, name), and the
+            # ufunc itself is what the guards hold
+            return NumpyFunctionVariable(getattr(self.fn, name), method_op(self.fn, name))
         return wrap_static_attr(tx, self.fn, name, self.source)
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
@@ -52,12 +57,47 @@ class NumpyFunctionVariable(FixedObjectVariable):
         values = list(args) + list(kwargs.values())
         if not _has_array(values) and self.op.kind != "creation" and all_constant(values):
             return _fold(tx, self.fn, args, kwargs)
+        if self.op.kind == "query":
+            return _query(tx, self.op, args, kwargs)
+        if self.op.inplace:
+            return _write_in_place(tx, self.op, args, kwargs)
         return call_op(tx, self.op, list(args), dict(kwargs))
+
+
+def _query(tx: Translator, op, args, kwargs) -> VariableTracker:
+    """A function of metadata only (compiler.ops.queries): its answer is a constant."""
+    metas = _metas_of(tuple(to_graph_arg(tx, a) for a in args))
+    answer = op.infer(*metas, **{k: _metas_of(to_graph_arg(tx, v)) for k, v in kwargs.items()})
+    if isinstance(answer, (tuple, list)):  # a list is a fresh one per call, as plain
+        return tx.output.wrap_constant_result(answer)
+    return ConstantVariable(answer)
+
+
+def _metas_of(value: Any) -> Any:
+    from ..graph import Node
+    if isinstance(value, Node):
+        return value.meta
+    if isinstance(value, (tuple, list)):
+        return type(value)(_metas_of(v) for v in value)
+    return value
+
+
+def _write_in_place(tx: Translator, op, args, kwargs) -> VariableTracker:
+    """``np.add.at(a, indices, b)``: modelled like item assignment, as a functional op whose
+    result the array's tracker is rebound to (its aliases see the write)."""
+    target = args[0] if args else None
+    if not isinstance(target, ArrayVariable) or target.meta.kind != "array":
+        raise Unsupported(f"{op.name}: the array written in place must be an array in the graph")
+    target.check_inplace(tx, op.name)
+    result = call_op(tx, op, list(args), dict(kwargs), fresh=True)
+    target.rebind(tx, result, op.name)  # type: ignore[arg-type]
+    return ConstantVariable(None)
 
 
 def _fold(tx: Translator, fn, args, kwargs) -> VariableTracker:
     value = tx.run_constant(fn, constants_of(args), {k: v.as_python_constant() for k, v in kwargs.items()})
-    if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None:
+    if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None \
+            or (isinstance(value, type) and issubclass(value, np.generic)):  # np.obj2sctype
         return ConstantVariable(value)
     if isinstance(value, (tuple, list)) and all(isinstance(v, (np.generic, int, float, bool)) for v in value):
         return tx.output.wrap_constant_result(value)

@@ -13,17 +13,13 @@ from hypothesis import strategies as st
 
 from compiler.ops import elementwise, operators, reductions
 from tests.graph import arrays as A
+from tests.graph.breadth_cases import BREADTH, any_array, array_and_operand
 
 Builder = Callable[[Any], Tuple[tuple, dict]]
 
 
-def _unary(draw):
-    return (A.array(draw),), {}
-
-
-def _binary(draw):
-    x = A.array(draw)
-    return (x, A.operand(draw, np.shape(x))), {}
+_unary = any_array
+_binary = array_and_operand
 
 
 def _binary_arrays(draw):
@@ -344,6 +340,8 @@ SPECIAL: Dict[str, Builder] = {
 def builder_for(op: Any) -> Builder:
     if op.name in SPECIAL:
         return SPECIAL[op.name]
+    if op.name in BREADTH:
+        return BREADTH[op.name]
     short = op.name.split(".", 1)[1]
     if op.name.startswith("operator.i") and op.inplace:
         return _inplace
