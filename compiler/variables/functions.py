@@ -378,9 +378,10 @@ class PartialVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         keywords = self.kwargs
-        if self.source is not None:
+        read = self.__dict__.get("_keywords_read")
+        if read is not None:
             # Its keywords dict may have been changed through ``p.keywords`` earlier in the trace.
-            keywords = self.getattr(tx, "keywords").items
+            keywords = read.items
         return self.func.call(tx, [*self.args, *args], {**keywords, **kwargs})
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
@@ -393,7 +394,10 @@ class PartialVariable(VariableTracker):
                 raise Unsupported(f".{name} of a functools.partial made in the trace")
             # The object the partial holds (one tracker per source: `p.args is p.args`; the
             # keywords dict is the caller's, its changes replayed on it).
-            return tx.output.wrap_cell_contents(AttrSource(self.source, name))
+            part = tx.output.wrap_cell_contents(AttrSource(self.source, name))
+            if name == "keywords":
+                self._keywords_read = part
+            return part
         return super().getattr(tx, name)
 
     def reconstruct(self, cg) -> str:
