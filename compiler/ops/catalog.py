@@ -31,6 +31,7 @@ from typing import Dict, List
 import numpy as np
 
 from compiler.ops import evaluated
+from compiler.ops.queries import DEPRECATED_HERE
 from compiler.ops.opinfo import OpInfo
 
 # name -> kind (the kind says whether the result can share memory with an argument:
@@ -159,8 +160,8 @@ def _evaluated() -> List[OpInfo]:
     found = []
     for name, kind in EVALUATED.items():
         fn = getattr(np, name, None)
-        if fn is None or isinstance(fn, np.ufunc):
-            continue  # not on this NumPy release
+        if fn is None or isinstance(fn, np.ufunc) or name in DEPRECATED_HERE:
+            continue  # not on this NumPy release (or deprecated there: every call warns)
         rule = evaluated.evaluated_rule(refuse=evaluated.REFUSALS.get(name))
         found.append(OpInfo(f"numpy.{name}", fn, kind, rule, source=f"numpy.{name}"))
     for name, kind in LINALG.items():

@@ -76,9 +76,10 @@ def query_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
     return answer
 
 
-# name -> a call that warns where NumPy deprecates the function (np.typename from 2.5):
-# such a function is left out of the allowlist (every call would be refused anyway)
-_DEPRECATION_PROBES = {"typename": ("d",)}
+# name -> a call that warns where NumPy deprecates the function (np.typename from 2.5, the
+# 1.x spellings np.trapz and np.in1d on the 2.x releases that still have them): such a
+# function is left out of the allowlist (every call would be refused anyway)
+_DEPRECATION_PROBES = {"typename": ("d",), "trapz": (np.zeros(2),), "in1d": (np.zeros(1), np.zeros(1))}
 
 
 def _deprecated_here(name: str) -> bool:
