@@ -26,7 +26,7 @@ from tests.compiler.break_programs import Call
 
 BACKENDS = ["eager", "numpy"]
 BREAKING = [p for p in bp.PROGRAMS if p.breaks]
-LOOP_WORDS = re.compile(r"loop|FOR_ITER|while|backward", re.IGNORECASE)
+LOOP_WORDS = re.compile(r"loop|FOR_ITER|GET_ITER|while|backward", re.IGNORECASE)
 WHERE = re.compile(r"\(at [^()]+:\d+\)")
 
 
