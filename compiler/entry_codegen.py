@@ -75,7 +75,6 @@ from .generated_code import compile_generated, unique_filename
 from .graph import Node
 from .guards import Guard, Namespace
 from .sources import ClosureSource, Source, local_param_name
-from .variables.errstate import strict_modes
 
 MISS = object()
 
@@ -267,6 +266,16 @@ _STRICT: Dict[Any, Optional[Dict[str, str]]] = {}
 _NO_CHANGE = contextlib.nullcontext()
 
 
+def strict_modes(caller: Dict[str, str], overrides: Any) -> Dict[str, str]:
+    """The error modes a graph runs under: a kind is ignored only where the caller's state
+    and every traced block's state ignore it; every other kind raises."""
+    strict = {}
+    for kind, mode in caller.items():
+        modes = [mode] + [block.get(kind, block.get("all", mode)) for block in overrides]
+        strict[kind] = "ignore" if all(m == "ignore" for m in modes) else "raise"
+    return strict
+
+
 def strict_errstate(overrides: Tuple[Dict[str, str], ...] = ()) -> ContextManager[Any]:
     """The error state a graph call runs under: every floating-point error the caller's
     state does not ignore raises (np.errstate is per thread / per context and restores the
@@ -323,20 +332,21 @@ def native_scope(fn: types.FunctionType) -> Dict[str, Any]:
     # through its compiled wrapper.
     original = weakref.ref(fn)
 
+    def made(of: types.CodeType, closure: Optional[tuple]) -> types.FunctionType:
+        other = types.FunctionType(of, f_globals, name, None, closure)
+        other.__qualname__ = qualname
+        return other
+
     def function_for(closure: Optional[tuple]) -> types.FunctionType:
         known = original()
         if known is not None and known.__closure__ is closure:
             return known
-        other = types.FunctionType(code, f_globals, name, None, closure)
-        other.__qualname__ = qualname
-        return other
+        return made(code, closure)
 
     boxed = boxed_variant_of(code)
 
     def boxed_function_for(closure: Optional[tuple]) -> types.FunctionType:
-        other = types.FunctionType(boxed, f_globals, name, None, closure)
-        other.__qualname__ = qualname
-        return other
+        return made(boxed, closure)
 
     return {"_function_for": function_for, "_boxed_function_for": boxed_function_for}
 

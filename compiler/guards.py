@@ -223,6 +223,11 @@ class GuardSet:
                 return literal
         return self.ns.const(value, "c")
 
+    def no_weak_references(self, source: Source) -> None:
+        """The object has no weak reference (so no callback can observe when it goes)."""
+        count = self.ns.const(weakref.getweakrefcount, "f")
+        self.add(f"{source.name()} has no weak references", f"{count}({self._e(source)}) == 0")
+
     def length_match(self, source: Source, length: int) -> None:
         self.add(f"len({source.name()}) == {length}", f"len({self._e(source)}) == {length}")
 

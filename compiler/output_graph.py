@@ -158,7 +158,9 @@ class OutputGraph:
         on the object the caller passed, as the plain function does (its identity on every
         later call, and no reference of the cache's own to it), not the trace's."""
         for var in inputs:
-            if var.source is not None and var.is_python_constant() and var.as_python_constant() is value:
+            # A container's constant is rebuilt from its items: never the input's own object.
+            if var.source is not None and not hasattr(var, "items") and var.is_python_constant() \
+                    and var.as_python_constant() is value:
                 return var
         return self._build_constant(value)
 
@@ -183,9 +185,10 @@ class OutputGraph:
                                 f"not {share}({var.source.expr(self.ns.const)}, "
                                 f"{other.source.expr(self.ns.const)})")
 
-    def note_dropped_local(self, var: VariableTracker, frame_values: List[Any]) -> None:
-        """A local let go of ``var`` (``del x``, or ``x`` rebound); ``frame_values``: what the
-        translator's locals and stack still hold.
+    def note_dropped_local(self, var: VariableTracker, frame_values: Callable[[], List[Any]]) -> None:
+        """A local let go of ``var`` (``del x``, or ``x`` rebound); ``frame_values()``: what the
+        translators' locals and stacks still hold (asked only when ``var`` is, or holds, an
+        argument of the frame: most dropped values are the trace's own).
 
         Plain Python frees an object at the instruction that drops its last reference: its
         weak references' callbacks and its ``__del__`` run there, in order with the code
@@ -195,16 +198,16 @@ class OutputGraph:
         outside the trace that has weak references or a finalizer therefore ends the graph
         here, so the deletion runs natively; one without them is guarded to have none on later
         calls.  (Objects the trace made itself have no weak references: making one breaks.)"""
-        for held in _outside_values_in(var):
-            self._note_dropped_outside(held, frame_values)
-
-    def _note_dropped_outside(self, var: VariableTracker, frame_values: List[Any]) -> None:
         # Only the frame's own argument slots can hold an outside object's last reference (a
         # caller moves its arguments in); what is read from a container, an attribute or a
         # global stays held there.
-        if type(var.source) is not LocalSource or any(v is var for v in frame_values):
+        arguments = [v for v in _outside_values_in(var) if type(v.source) is LocalSource]
+        if not arguments:
             return
-        self._check_released(var, [0])
+        held = frame_values()
+        for argument in arguments:
+            if not any(v is argument for v in held):
+                self._check_released(argument, [0])
 
     def _check_released(self, var: VariableTracker, count: List[int]) -> None:
         """``var`` (from outside) may go now, and with it what only it holds: the items of a
@@ -237,10 +240,8 @@ class OutputGraph:
 
     def finalize_dropped_guards(self) -> None:
         """Guards for note_dropped_local: the objects still have no weak references."""
-        count = self.ns.const(weakref.getweakrefcount, "f")
         for source in self.dropped_outside:
-            self.guards.add(f"{source.name()} has no weak references",
-                            f"{count}({source.expr(self.ns.const)}) == 0")
+            self.guards.no_weak_references(source)
 
     def finalize_alias_guards(self) -> None:
         """Outside objects the trace mutated must stay distinct from the other outside objects

@@ -77,15 +77,19 @@ def _let_go(tx: InstructionTranslatorBase, name: str) -> None:
     old = tx.locals.get(name)
     if old is None or old is NULL:
         return
-    still_held = [v for n, v in tx.locals.items() if n != name] + list(tx.stack)
-    frame = getattr(tx, "parent", None)
-    while frame is not None:
-        still_held += list(frame.locals.values()) + list(frame.stack)
-        frame = getattr(frame, "parent", None)
-    for value in list(still_held):
-        items = getattr(value, "items", None)
-        if type(items) is list:
-            still_held += items
+
+    def still_held() -> list:
+        held = [v for n, v in tx.locals.items() if n != name] + list(tx.stack)
+        frame = getattr(tx, "parent", None)
+        while frame is not None:
+            held += list(frame.locals.values()) + list(frame.stack)
+            frame = getattr(frame, "parent", None)
+        for value in list(held):
+            items = getattr(value, "items", None)
+            if type(items) is list:
+                held += items
+        return held
+
     tx.output.note_dropped_local(old, still_held)
 
 

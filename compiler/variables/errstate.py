@@ -97,13 +97,3 @@ class _Exit(_Enter):
             raise Unsupported("an exception leaving a traced np.errstate block")
         tx.exit_errstate()
         return ConstantVariable(None)
-
-
-def strict_modes(caller: Dict[str, str], overrides: Any) -> Dict[str, str]:
-    """The error modes a graph runs under: a kind is ignored only where the caller's state
-    and every traced block's state ignore it; every other kind raises."""
-    strict = {}
-    for kind, mode in caller.items():
-        modes = [mode] + [block.get(kind, block.get("all", mode)) for block in overrides]
-        strict[kind] = "ignore" if all(m == "ignore" for m in modes) else "raise"
-    return strict

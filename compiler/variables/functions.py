@@ -369,6 +369,8 @@ class PartialVariable(VariableTracker):
         self.func = func
         self.args = args
         self.kwargs = kwargs
+        # The tracker of ``p.keywords`` once the trace read it (its changes are the partial's).
+        self._keywords_read: Optional[VariableTracker] = None
 
     def describe(self) -> str:
         return f"functools.partial of {self.func.describe()}"
@@ -378,7 +380,7 @@ class PartialVariable(VariableTracker):
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         keywords = self.kwargs
-        read = self.__dict__.get("_keywords_read")
+        read = self._keywords_read
         if read is not None:
             # Its keywords dict may have been changed through ``p.keywords`` earlier in the trace.
             keywords = read.items
