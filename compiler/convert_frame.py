@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from opcode_tables.resume import origin_of
 
-from . import bytecode_hooks, config, events, graph_break, logs, symbolic_shapes
+from . import bytecode_hooks, config, events, graph_break, logs, symbolic_shapes, trace_rules
 from .backends.base import Backend
 from .cache import CacheEntry, FrameCache
 from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, compile_entry, entry_params,
@@ -98,6 +98,12 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     elif _stack_depth() + config.trace_stack_margin > sys.getrecursionlimit():
         why_not = (f"too close to the recursion limit ({sys.getrecursionlimit()}) to trace: tracing needs "
                    f"about {config.trace_stack_margin} frames of its own, so this call runs natively")
+    else:
+        stack_name = trace_rules.reads_call_stack(fn.__code__)
+        if stack_name is not None:
+            why_not = (f"the frame reads the call stack or linecache ({stack_name}), where a compiled "
+                       "frame would show the compiler's own frames and sources: it runs natively")
+            cache.run_natively(why_not)
     if why_not is not None:
         code = fn.__code__
         event = CompilationEvent(compile_id=cache.next_compile_id(), frame_name=_frame_name(fn),

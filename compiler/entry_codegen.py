@@ -73,7 +73,7 @@ from opcode_tables.resume import boxed_variant_of
 from .exc import BackendUnavailable
 from .generated_code import compile_generated, unique_filename
 from .graph import Node
-from .guards import Guard, Namespace
+from .guards import Guard, Namespace, held_weakly
 from .sources import ClosureSource, Source, local_param_name
 
 MISS = object()
@@ -101,6 +101,15 @@ class OutputCodegen:
         self._keep: List[Any] = []           # keeps those trackers alive, so ids stay unique
 
     def const(self, obj: Any) -> str:
+        if held_weakly(obj):
+            # An object the program can let go of (a class or function made at run time, an
+            # instance): named through the parameter that passed it in, if one did, so that
+            # the entry keeps no reference of its own (a guard holds it weakly).  Plain code
+            # lets it die when the caller does (CPython's test_ordered_dict: a class used as
+            # a key of its own attribute dict).
+            source = self.tx.output.parameter_holding(obj)
+            if source is not None:
+                return self.source_expr(source)
         return self.ns.const(obj)
 
     def shared(self, var: Any, build: Callable[[], str]) -> str:

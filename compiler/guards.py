@@ -31,6 +31,7 @@ class Namespace:
     def __init__(self) -> None:
         self.values: Dict[str, Any] = {}
         self._by_id: Dict[int, str] = {}
+        self.version = 0  # bumped by every write: scopes built from the values know they are stale
 
     def const(self, obj: Any, hint: str = "k") -> str:
         key = id(obj)
@@ -38,11 +39,13 @@ class Namespace:
         if name is None:
             name = f"_{hint}{len(self.values)}"
             self.values[name] = obj
+            self.version += 1
             self._by_id[key] = name
         return name
 
     def bind(self, name: str, obj: Any) -> str:
         self.values[name] = obj
+        self.version += 1
         return name
 
 
@@ -59,11 +62,11 @@ class Guard:
 
 
 # Objects that live as long as the interpreter: identity guards hold them (a C function only
-# when unbound or bound to sys or builtins: see _held_weakly).
+# when unbound or bound to sys or builtins: see held_weakly).
 _IMMORTAL = (types.BuiltinFunctionType, np.ufunc)
 
 
-def _held_weakly(obj: Any) -> bool:
+def held_weakly(obj: Any) -> bool:
     """Whether a guard on ``obj`` holds it through a weak reference: everything the program can
     let go of and Python can refer to weakly.  ufuncs, the sys and builtins modules and their
     functions live as long as the interpreter (held); every other module, and a C function bound
@@ -169,14 +172,14 @@ class GuardSet:
 
     # -- guard kinds ------------------------------------------------------
     def type_match(self, source: Source, tp: type) -> None:
-        weakly = _held_weakly(tp)
+        weakly = held_weakly(tp)
         held = f"{self.ns.const(weakref.ref(tp), 'w')}()" if weakly else self.ns.const(tp, 't')
         self.add(f"type({source.name()}) is {_type_name(tp)}", f"type({self._e(source)}) is {held}",
                  None if weakly else _param_key(source, "type", tp))
 
     def id_match(self, source: Source, obj: Any) -> None:
         label = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
-        if not _held_weakly(obj):
+        if not held_weakly(obj):
             self.add(f"{source.name()} is {label}", f"{self._e(source)} is {self.ns.const(obj, 'i')}")
             return
         # Held weakly: the cache must not keep alive an object the program let go (its

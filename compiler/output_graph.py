@@ -28,7 +28,7 @@ from .guards import GuardSet, Namespace
 from .side_effects import SideEffects
 from .sources import LocalSource, Source, has_instance_dict
 from .symbolic_shapes import ShapeEnv
-from .variables.base import VariableTracker
+from .variables.base import FixedObjectVariable, VariableTracker
 
 
 # builder.wrap(output, value, source) and builder.wrap_constant_result(value)
@@ -48,6 +48,8 @@ class OutputGraph:
         self.closure = closure
         # The frame's arguments under their generated names (L_x), for evaluating sources.
         self.argument_values: Dict[str, Any] = {}
+        self._scope: Dict[str, Any] = {}
+        self._scope_of: Tuple[int, Optional[Dict[str, Any]]] = (-1, None)
         self.inline_compiled = True   # see InstructionTranslator
         # Names of the sources whose Python int / float values are graph inputs, not constants
         # (compiler.variables.scalars; the frame's cache collects them on recompiles).
@@ -81,6 +83,8 @@ class OutputGraph:
         self.inlined_opcodes: Counter = Counter()
         # Outside objects a local of the trace let go of (del, rebinding); see note_dropped_local.
         self.dropped_outside: List[Source] = []
+        # Instructions stepped by every translator of this trace (config.max_trace_instructions).
+        self.traced_steps = 0
 
     def note_mutation(self, var: VariableTracker, what: str) -> None:
         """Refuse mutations that would make eager generator tracing differ from Python's
@@ -139,6 +143,15 @@ class OutputGraph:
                     self._by_id[id(value)] = (value, existing)
             self._wrapped[source] = existing
         return existing
+
+    def parameter_holding(self, obj: Any) -> Optional[Source]:
+        """The frame's parameter (a LocalSource) that held ``obj`` when the trace read it, if
+        any: generated code names the object through it rather than keeping a reference of the
+        cache's own (compiler.entry_codegen.OutputCodegen.const)."""
+        for source, var in self._wrapped.items():
+            if type(source) is LocalSource and _object_of(var) is obj:
+                return source
+        return None
 
     def adopt(self, value: Any, source: Optional[Source], var: VariableTracker) -> None:
         """Register ``var`` as the tracker of ``value`` before its items are wrapped (the
@@ -286,10 +299,16 @@ class OutputGraph:
         return self.wrap(value, source)
 
     def eval_scope(self) -> Dict[str, Any]:
-        scope = dict(self.ns.values)
-        scope.update(self.argument_values)
-        scope.update({"_G": self.f_globals, "_B": self.f_builtins, "_cl": self.closure})
-        return scope
+        """The names a source expression refers to, as the entry will have them.  Rebuilt only
+        when the namespace changed: a loop reading a closure cell on every step would otherwise
+        copy the whole namespace each time (CPython's test_statistics: minutes of tracing)."""
+        version, arguments = self._scope_of
+        if version != self.ns.version or arguments is not self.argument_values:
+            scope = dict(self.ns.values)
+            scope.update(self.argument_values)
+            scope.update({"_G": self.f_globals, "_B": self.f_builtins, "_cl": self.closure})
+            self._scope, self._scope_of = scope, (self.ns.version, self.argument_values)
+        return self._scope
 
     def placeholder_for(self, var: VariableTracker) -> Node:
         """The graph input for an array that came from outside (made on first use)."""
@@ -324,6 +343,13 @@ def _outside_values_in(var: VariableTracker, seen: Optional[Set[int]] = None) ->
 def _placeholder_name(source: Source) -> str:
     # L['x'] -> L_x, G['w'] -> G_w, L['xs'][0] -> L_xs_0 (Graph makes it an identifier).
     return source.name().replace("['", "_").replace("']", "").replace("[", "_").replace("]", "").replace(".", "_")
+
+
+def _object_of(var: VariableTracker) -> Any:
+    """The object a tracker of an outside value stands for (None for values built by the trace)."""
+    if isinstance(var, FixedObjectVariable):
+        return var.fixed_object()
+    return getattr(var, "value", None)
 
 
 def _one_tracker_per_object(value: Any) -> bool:

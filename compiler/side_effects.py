@@ -85,6 +85,14 @@ class SideEffects:
                 compute.append(f"{tmp} = [{', '.join(item.reconstruct(cg) for item in var.items)}]")
                 apply.append(f"{src}[:] = {tmp}")
             elif issubclass(kind, dict):
+                changes = getattr(var, "changes", ())
+                if any(change[0] != "set" for change in changes):
+                    # Keys went or moved: the program's own operations, in order (the dict's
+                    # entry order and layout are as plain; see DictVariable.changes).
+                    values = [change[2] for change in changes if change[0] == "set"]
+                    compute.append(f"{tmp} = ({''.join(v.reconstruct(cg) + ', ' for v in values)})")
+                    apply += _dict_change_statements(cg, src, tmp, changes)
+                    continue
                 added = _dict_additions(var)
                 if added is not None:
                     # Only keys added or values replaced, in order: set just those, as the
@@ -108,6 +116,24 @@ class SideEffects:
 
 def _key(cg, key: Any) -> str:
     return repr(key) if type(key) in (int, str) else cg.const(key)
+
+
+def _dict_change_statements(cg, src: str, values: str, changes: List[Tuple[Any, ...]]) -> List[str]:
+    """The statements that make the changes a trace recorded on the dict ``src``, in order;
+    the values set are ``values[0]``, ``values[1]``, ... (computed before any store)."""
+    out: List[str] = []
+    set_count = 0
+    for change in changes:
+        if change[0] == "set":
+            out.append(f"{src}[{_key(cg, change[1])}] = {values}[{set_count}]")
+            set_count += 1
+        elif change[0] == "del":
+            out.append(f"del {src}[{_key(cg, change[1])}]")
+        elif change[0] == "clear":
+            out.append(f"{src}.clear()")
+        else:  # move
+            out.append(f"{src}.move_to_end({_key(cg, change[1])}, last={change[2]!r})")
+    return out
 
 
 def _dict_additions(var: Any) -> Optional[List[Tuple[Any, Any]]]:

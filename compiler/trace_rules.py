@@ -30,7 +30,7 @@ import sys
 import sysconfig
 import types
 import warnings
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 import opcode_tables
 
@@ -146,6 +146,38 @@ def is_frame_sensitive(fn: Any) -> bool:
         return fn in FRAME_SENSITIVE
     except TypeError:  # unhashable callable
         return False
+
+
+# Names by which code looks at the call stack above its own frame, or at linecache, where the
+# compiler registers the source it generates.  A compiled frame's stack holds the compiler's
+# frames (the wrapper, cache entries, stubs and continuations) and its compiles add to
+# linecache: a frame (or a function it defines) naming one of these runs natively from its
+# start, so that what it sees is the plain stack (CPython's test_traceback, test_coroutines'
+# origin tracking).  ``inspect.stack`` is matched by both names.
+_STACK_READING_NAMES = frozenset({
+    "_getframe", "_getframemodulename", "_current_frames", "currentframe", "f_back",
+    "extract_stack", "format_stack", "print_stack", "walk_stack", "getouterframes",
+    "set_coroutine_origin_tracking_depth", "cr_origin", "linecache",
+})
+
+
+def reads_call_stack(code: types.CodeType) -> Optional[str]:
+    """The name by which ``code`` (or a function or class body defined in it) reads the call
+    stack or linecache, else None (see _STACK_READING_NAMES)."""
+    pending, seen = [code], set()
+    while pending:
+        current = pending.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        names = set(current.co_names)
+        found = names & _STACK_READING_NAMES
+        if found:
+            return min(found)
+        if "inspect" in names and "stack" in names:
+            return "inspect.stack"
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return None
 
 
 def is_numpy_object(value: Any) -> bool:

@@ -94,7 +94,6 @@ class InstructionTranslatorBase:
         self.yielded: Optional[List[VariableTracker]] = None
         # Exceptions being handled (innermost last), as sys.exc_info() would report them.
         self.exc_info: List[VariableTracker] = []
-        self.steps = 0
         # Opcodes run since this translator's last taken jump (Dynamo's start_point to
         # instruction_pointer): added to output.ir_opcodes at the next taken jump; dropped
         # where the segment ends otherwise (an inlined return, a graph break).
@@ -294,7 +293,7 @@ class InstructionTranslatorBase:
         inst = self.instructions[self.ip]
         self.current = inst
         self.ip += 1
-        self.steps += 1
+        self.output.traced_steps += 1
         self.count_instruction(inst)
         handler = self.table.handlers.get(inst.opname)
         if handler is None:
@@ -353,9 +352,14 @@ class InstructionTranslatorBase:
     def run_loop(self) -> VariableTracker:
         try:
             while True:
-                if self.steps > config.max_trace_instructions:
+                # One budget for the frame and every function it inlines: a loop calling a
+                # function per step (sum(map(f, a generator of 100,000 items))) is bounded as
+                # a whole.  Past it the instruction breaks the graph; its continuation gets a
+                # budget of its own.
+                if self.output.traced_steps > config.max_trace_instructions:
                     raise self.unsupported(f"more than {config.max_trace_instructions} instructions "
-                                           "traced (a loop that does not end at trace time?)")
+                                           "traced in this frame and the functions it inlines "
+                                           "(a loop that does not end at trace time?)")
                 try:
                     self.step()
                 except TracedException as e:

@@ -118,6 +118,10 @@ def call_function_ex(tx: InstructionTranslatorBase, inst: Instruction):
     if kwargs_var is not None:
         if not isinstance(kwargs_var, DictVariable):
             raise tx.unsupported(f"**{kwargs_var.describe()} in a call")
+        if not all(isinstance(k, str) for k in kwargs_var.items):
+            # CPython raises "keywords must be strings", worded per callee and version: the
+            # native call raises it exactly.
+            raise tx.unsupported("** mapping with keys that are not strings")
         kwargs = {k: v for k, v in kwargs_var.items.items()}
     _call(tx, fn, args, kwargs)
 

@@ -19,7 +19,8 @@ from ..sources import TypeSource
 from .array import ArrayVariable
 from .base import FixedObjectVariable, Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable, wrap_static_attr
-from .containers import DictVariable, ListVariable, SetVariable, SliceVariable, TupleVariable, _const_key
+from .containers import (DictVariable, ListVariable, SetVariable, SliceVariable, TupleVariable, _const_key,
+                         sort_trackers)
 from .iterators import (EnumerateIterator, FilterIterator, IteratorVariable, MapIterator, ZipIterator, iter_of,
                         reversed_of)
 from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
@@ -530,8 +531,9 @@ def _sorted(tx: Translator, args, kwargs):
     items = args[0].unpack(tx)
     if not all_constant(items) or not all_constant(list(kwargs.values())):
         raise Unsupported("sorted() of non-constant values (or with a traced key function)")
-    values = tx.run_constant(sorted, [constants_of(items)], {k: v.as_python_constant() for k, v in kwargs.items()})
-    return tx.output.wrap_constant_result(values)
+    items = list(items)
+    sort_trackers(tx, items, kwargs)
+    return ListVariable(items)
 
 
 def _reduce(tx: Translator, args, kwargs):

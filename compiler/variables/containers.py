@@ -8,7 +8,7 @@ it is Unsupported until side-effect replay exists (issue 4).
 from __future__ import annotations
 
 import collections
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..exc import Unsupported
 from .base import Translator, VariableTracker, all_constant, constants_of
@@ -68,6 +68,19 @@ def _children(var: VariableTracker) -> List[VariableTracker]:
             found.append(child)
     found += [c for c in getattr(var, "_closure", None) or () if isinstance(c, VariableTracker)]
     return found
+
+
+def sort_trackers(tx: Translator, items: List[VariableTracker], kwargs: Dict[str, VariableTracker]) -> None:
+    """Sort ``items`` (constant trackers) in place as ``list.sort(**kwargs)`` sorts their values:
+    the trackers themselves move, so each item keeps its object (``sorted`` of tuples gives the
+    tuples it was given, which ``is`` sees: CPython's test_sort), with CPython's checks of the
+    options and its errors from the comparisons."""
+    options = {k: v.as_python_constant() for k, v in kwargs.items()}
+    key = options.pop("key", None)
+    tx.run_constant(list.sort, [[]], dict(options, key=key))
+    by_value = (lambda t: key(t.as_python_constant())) if key is not None else \
+        (lambda t: t.as_python_constant())
+    tx.run_constant(items.sort, [], dict(options, key=by_value))
 
 
 def _const_key(key: VariableTracker) -> Any:
@@ -276,14 +289,7 @@ class ListVariable(BaseListVariable):
             if not all_constant(self.items) or not all_constant(list(kwargs.values())):
                 raise Unsupported("list.sort of non-constant items (or with a traced key function)")
             _check_mutable(tx, self, "list.sort")
-            options = {k: v.as_python_constant() for k, v in kwargs.items()}
-            key = options.pop("key", None)
-            # Sort the trackers themselves (each item keeps its tracker), comparing their
-            # values exactly as list.sort would, with CPython's checks of the options.
-            tx.run_constant(list.sort, [[]], dict(options, key=key))
-            by_value = (lambda t: key(t.as_python_constant())) if key is not None else \
-                (lambda t: t.as_python_constant())
-            tx.run_constant(self.items.sort, [], dict(options, key=by_value))
+            sort_trackers(tx, self.items, kwargs)
             return ConstantVariable(None)
         return super().call_method(tx, name, args, kwargs)
 
@@ -379,6 +385,16 @@ class DictVariable(_MethodsByName, VariableTracker):
         self.default_factory = default_factory
         # Bumped whenever a key is added, removed or moved: iterators over the dict check it.
         self.key_version = 0
+        # A dict from outside (the builder sets ``initial``) records its changes in order:
+        # ("set", key, value), ("del", key), ("clear",), ("move", key, last).  Where keys went
+        # or moved, the entry replays them one by one (compiler.side_effects): a key deleted
+        # and set again moves to the end of the dict's entry table, which a live iterator over
+        # it sees ("dictionary keys changed during iteration") and a rebuild would not show.
+        self.changes: List[Tuple[Any, ...]] = []
+
+    def _changed(self, *change: Any) -> None:
+        if self.source is not None:
+            self.changes.append(change)
 
     def describe(self) -> str:
         return f"{self.cls.__name__} of {len(self.items)}"
@@ -407,6 +423,7 @@ class DictVariable(_MethodsByName, VariableTracker):
             _check_mutable(tx, self, "defaultdict missing-key insertion")
             self.items[k] = value
             self.key_version += 1
+            self._changed("set", k, value)
             return value
         tx.raise_python_exception(KeyError(k))
 
@@ -416,6 +433,7 @@ class DictVariable(_MethodsByName, VariableTracker):
         if k not in self.items:
             self.key_version += 1
         self.items[k] = value
+        self._changed("set", k, value)
 
     def delitem(self, tx: Translator, key) -> None:
         _check_mutable(tx, self, "dict item deletion")
@@ -424,6 +442,7 @@ class DictVariable(_MethodsByName, VariableTracker):
             tx.raise_python_exception(KeyError(k))
         del self.items[k]
         self.key_version += 1
+        self._changed("del", k)
 
     def call_method(self, tx: Translator, name, args, kwargs) -> VariableTracker:
         if kwargs and name != "update":
@@ -449,12 +468,14 @@ class DictVariable(_MethodsByName, VariableTracker):
                 _check_mutable(tx, self, "dict.setdefault")
                 self.items[k] = args[1] if len(args) == 2 else ConstantVariable(None)
                 self.key_version += 1
+                self._changed("set", k, self.items[k])
             return self.items[k]
         if name == "pop" and 1 <= len(args) <= 2:
             k = _const_key(args[0])
             if k in self.items:
                 _check_mutable(tx, self, "dict.pop")
                 self.key_version += 1
+                self._changed("del", k)
                 return self.items.pop(k)
             if len(args) == 2:
                 return args[1]
@@ -478,11 +499,13 @@ class DictVariable(_MethodsByName, VariableTracker):
                 if key not in self.items:
                     self.key_version += 1
                 self.items[key] = value
+                self._changed("set", key, value)
             return ConstantVariable(None)
         if name == "clear" and not args:
             _check_mutable(tx, self, "dict.clear")
             self.items.clear()
             self.key_version += 1
+            self._changed("clear")
             return ConstantVariable(None)
         if name == "move_to_end" and self.cls is collections.OrderedDict:
             _check_mutable(tx, self, "OrderedDict.move_to_end")
@@ -499,6 +522,7 @@ class DictVariable(_MethodsByName, VariableTracker):
                 self.items[k] = value
             else:
                 self.items = {k: value, **self.items}
+            self._changed("move", k, bool(last))
             return ConstantVariable(None)
         raise Unsupported(f"{self.cls.__name__}.{name}")
 

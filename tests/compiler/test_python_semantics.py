@@ -10,7 +10,10 @@ tests generate list-operation programs and compare them the same way.
 from __future__ import annotations
 
 import collections
+import io
+import linecache
 import sys
+import traceback
 import types
 import warnings
 
@@ -306,6 +309,48 @@ def enumerate_with_bad_start():
     return list(enumerate([1], start="a"))
 
 
+def dict_key_deleted_and_set_again_while_iterated():
+    # Same size, but the key moved to the end of the entry table: CPython's dict iterator
+    # raises "dictionary keys changed during iteration" (test_dict's mutating-iteration tests).
+    d = {0: 0}
+    for _ in d:
+        del d[0]
+        d[0] = 0
+    return d
+
+
+def dict_items_key_deleted_and_set_again_while_iterated():
+    d = {0: 0, 1: 1}
+    for _ in d.items():
+        del d[0]
+        d[0] = 0
+    return d
+
+
+def keywords_that_are_not_strings():
+    invalid = {1: 2}
+    return dict(**invalid)
+
+
+def keywords_from_a_dict_subclass_that_are_not_strings():
+    class Custom(dict):
+        pass
+
+    def f(**kwargs):
+        return kwargs
+
+    return f(**Custom({1: 2}))
+
+
+def sorted_keeps_the_objects_it_was_given():
+    # CPython's test_sort.check_against_PyObject_RichCompareBool: sorted() of tuples made here
+    # returns those tuples, and a sort keyed on pairs finds the same objects.
+    items = [(x,) for x in [3.0, float("nan"), 1.0, float("nan")]]
+    by_itself = sorted(items)
+    by_pairs = [pair[1] for pair in sorted([(0, x) for x in items])]
+    return [a is b for a, b in zip(by_itself, by_pairs)], [any(a is b for b in items) for a in by_itself]
+
+
 PROGRAMS = [
     list_grows_while_iterated, dict_changes_size_while_iterated, dict_values_change_while_iterated,
     set_changes_size_while_iterated, map_calls_its_function_lazily, filter_tests_lazily,
@@ -318,6 +363,9 @@ PROGRAMS = [
     dict_update_with_two_arguments, ordered_dict_move_to_end_missing, defaultdict_factory_identity,
     deque_with_maxlen, bool_with_keyword, callable_with_keyword, min_default_with_several_arguments,
     min_of_nothing, len_with_keyword, sorted_with_unknown_option, enumerate_with_bad_start,
+    dict_key_deleted_and_set_again_while_iterated, dict_items_key_deleted_and_set_again_while_iterated,
+    keywords_that_are_not_strings, keywords_from_a_dict_subclass_that_are_not_strings,
+    sorted_keeps_the_objects_it_was_given,
 ]
 
 
@@ -395,6 +443,56 @@ def warning_points_at_the_caller():
                          ids=lambda p: p.__name__)
 def test_frame_reading_code_sees_the_plain_frames(program):
     assert_same_behaviour(program)
+
+
+def _summary(frames):
+    return [(f.filename, f.lineno, f.name, f.line) for f in frames]
+
+
+def stack_as_extracted():
+    def deeper():
+        return traceback.extract_stack()
+
+    values = np.arange(3.0) * 2  # work the compiler would otherwise capture
+    return _summary(deeper()[-2:]), float(values.sum())
+
+
+def stack_walked_at_two_depths():
+    def deeper():
+        return list(traceback.walk_stack(None))
+
+    outer = list(traceback.walk_stack(None))
+    inner = deeper()
+    return len(inner) - len(outer)
+
+
+def stack_printed_and_formatted_from_the_caller():
+    printed = io.StringIO()
+    traceback.print_stack(sys._getframe(1), file=printed)
+    return printed.getvalue() == "".join(traceback.format_stack(sys._getframe(1)))
+
+
+def linecache_left_untouched():
+    linecache.clearcache()
+    total = 0
+    for i in range(3):
+        total += len(str(np.ones(i)))  # a break per step: continuations compile here if traced
+    return total, dict(linecache.cache)
+
+
+@pytest.mark.parametrize("program", [stack_as_extracted, stack_walked_at_two_depths,
+                                     stack_printed_and_formatted_from_the_caller, linecache_left_untouched],
+                         ids=lambda p: p.__name__)
+def test_code_that_reads_the_call_stack_sees_the_plain_stack(program):
+    """CPython's test_traceback: a frame reading the call stack (or linecache, where generated
+    code registers its source) runs natively from its start, with the reason logged."""
+    saved = dict(linecache.cache)  # the sources of code other tests compiled stay readable
+    try:
+        assert_same_behaviour(program)
+    finally:
+        linecache.cache.update(saved)
+    reasons = [event.fallback_reason for event in compiler.explain(program).events]
+    assert any("reads the call stack or linecache" in (r or "") for r in reasons), reasons
 
 
 def test_library_functions_run_natively_and_say_why():
@@ -883,6 +981,27 @@ def test_repeating_a_sequence_past_the_bound_is_not_traced():
     assert any("max_container_items" in r for r in reasons)
 
 
+def _kernel(x):
+    return x * 0.5 + 1.0
+
+
+def _integrates_with_a_call_per_step(steps):
+    midpoints = ((i + 0.5) / steps for i in range(steps))
+    return sum(map(_kernel, midpoints)) / steps
+
+
+def test_one_instruction_budget_covers_the_frame_and_what_it_inlines(monkeypatch):
+    """CPython's test_statistics (kde): a call per step of a long generator, each inlined, made
+    the trace take minutes although every translator stayed under its own limit.  The frame
+    and the functions it inlines now share config.max_trace_instructions; past it the call
+    breaks the graph and runs natively, with the reason recorded."""
+    monkeypatch.setattr(compiler.config, "max_trace_instructions", 5_000)
+    compiled = compiler.compile(_integrates_with_a_call_per_step, backend="eager")
+    assert compiled(2_000) == _integrates_with_a_call_per_step(2_000)
+    reasons = [r for e in compiler.events() for r in e.break_reasons]
+    assert any("instructions traced in this frame and the functions it inlines" in r for r in reasons), reasons
+
+
 def slice_objects_keep_identity():
     import copy
     s = slice(1, 10)
@@ -1098,15 +1217,16 @@ _RETURNING_AN_INPUT = {
 }
 
 
-# Tuples and frozensets from outside are traced item by item (their tracker rebuilds them), so
-# a folded result that is the input itself is not recognised yet: the entry returns an equal
-# object of its own.
+# Tuples from outside are traced item by item (their tracker rebuilds them), so a folded
+# result that is the input itself is not recognised yet: the entry returns an equal object of
+# its own.  (A frozenset is a constant of the trace, which the entry names through the
+# parameter that passed it: compiler.entry_codegen.OutputCodegen.const.)
 _REBUILT_CONTAINERS = pytest.mark.xfail(strict=True, reason=(
-    "known gap: a tuple or frozenset argument is traced as its items, so `t + ()` / "
-    "`frozenset(fs)` come back equal but not identical to the argument"))
+    "known gap: a tuple argument is traced as its items, so `t + ()` comes back equal but not "
+    "identical to the argument"))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_REBUILT_CONTAINERS) if n in ("t + ()", "frozenset(fs)")
+@pytest.mark.parametrize("name", [pytest.param(n, marks=_REBUILT_CONTAINERS) if n == "t + ()"
                                   else n for n in _RETURNING_AN_INPUT])
 def test_a_result_that_is_an_input_object_is_the_callers_object(name):
     """A computation folded at trace time that returns one of its inputs' objects (CPython
@@ -1313,6 +1433,27 @@ def test_changes_to_an_outside_dict_are_replayed_as_the_program_made_them():
     for _ in range(2):
         plain, got = {"x": 0, "y": 1}, {"x": 0, "y": 1}
         assert compiled(got) == _deletes_and_readds(plain)
+        assert list(got.items()) == list(plain.items())
+
+
+def _steps_a_live_iterator(d, sink):
+    it = iter(d)
+    next(it)
+    print("stepped", file=sink)  # a graph break: the iterator lives on, a real object, into the rest
+    del d[0]
+    d[0] = 0
+    return next(it, "exhausted")
+
+
+def test_an_outside_dict_changed_under_a_live_iterator_raises_as_plain():
+    """Keys deleted and set again are replayed one by one, in order: the caller's iterator
+    over the dict sees its entry table as plain code leaves it."""
+    compiled = compiler.compile(_steps_a_live_iterator, backend="eager")
+    for _ in range(2):
+        plain, got = {0: 0}, {0: 0}
+        expected = outcome(_steps_a_live_iterator, plain, io.StringIO())
+        assert expected[0] == "raised"
+        assert outcome(compiled, got, io.StringIO()) == expected
         assert list(got.items()) == list(plain.items())
 
 

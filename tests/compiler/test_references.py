@@ -319,6 +319,43 @@ def test_a_cycle_a_native_continuation_drops_is_collected_by_its_own_gc_collect(
         assert compiled() is _cycle_dropped_then_collected() is True
 
 
+def _class_keyed_in_its_own_dict():
+    class Keyed:
+        table = {}
+
+    Keyed.table[Keyed] = None          # the class holds itself: a cycle only gc frees
+    probe = weakref.ref(Keyed)
+    del Keyed
+    gc.collect()
+    return probe() is None
+
+
+def _function_stored_in_a_dict(registry):
+    def made_here():
+        return 1
+
+    registry[made_here] = "registered"
+    return weakref.ref(made_here)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_objects_the_code_writes_into_dicts_are_not_kept_by_the_cache(backend):
+    """A class or function made by the program and written as a dict key is named in the
+    cache entry's replay through the value the entry was passed, not held as a constant of
+    the entry's own (CPython's test_ordered_dict.test_reference_loop)."""
+    compiled = compiler.compile(_class_keyed_in_its_own_dict, backend=backend)
+    for _ in range(3):
+        assert compiled() is _class_keyed_in_its_own_dict() is True
+    compiled = compiler.compile(_function_stored_in_a_dict, backend=backend)
+    for _ in range(3):
+        registry = {}
+        probe = compiled(registry)
+        assert list(registry.values()) == ["registered"]
+        registry.clear()
+        gc.collect()
+        assert probe() is None
+
+
 def _uses_constants(b, s, n):
     return len(b) + len(s) + n
 
