@@ -21,7 +21,7 @@ from opcode_tables.instruction import Instruction
 from ..exc import Unsupported
 from ..tracer import InstructionTranslatorBase
 from ..variables.base import VariableTracker
-from ..variables.builtins import isinstance_of_type, plain_instance_checks, python_type_of
+from ..variables.builtins import checked_type_of, isinstance_of_type, plain_instance_checks, python_type_of
 from ..variables.constant import ConstantVariable
 from ..variables.containers import DictVariable, TupleVariable, _const_key
 from .registry import handler
@@ -71,7 +71,7 @@ def match_keys(tx: InstructionTranslatorBase, inst: Instruction):
 def _class_attributes(tx: InstructionTranslatorBase, subject: VariableTracker, cls: type,
                       positional: int, names: List[str]) -> Optional[List[VariableTracker]]:
     """CPython's match_class: the attributes, or None where the subject does not match."""
-    if not isinstance_of_type(python_type_of(tx, subject), cls):
+    if not isinstance_of_type(checked_type_of(tx, subject), cls):
         return None
     wanted: List[Optional[str]] = []   # None: the subject itself (a builtin matching itself)
     if positional:

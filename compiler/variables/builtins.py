@@ -9,6 +9,7 @@ import functools
 import inspect
 import math
 import operator
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -183,6 +184,28 @@ def python_type_of(tx: Translator, var: VariableTracker) -> type:
     return var.python_type()
 
 
+def checked_type_of(tx: Translator, var: VariableTracker) -> type:
+    """The type ``isinstance(value, C)`` checks: ``type(value)``, where the class lets Python
+    read ``value.__class__`` plainly.  CPython also asks ``value.__class__`` (a mock made with
+    a spec, a proxy report another class there; a class's own ``__getattribute__`` runs):
+    those checks are not folded (unittest.mock in CPython's test_types)."""
+    tp = python_type_of(tx, var)
+    if tp in _FORWARDING_PROXIES:
+        raise Unsupported(f"isinstance() of a {tp.__name__}, whose __class__ is its referent's")
+    for klass in tp.__mro__[:-1]:  # object's own __class__ and __getattribute__ are plain
+        own = klass.__dict__
+        # (A C type lists __getattribute__ when it sets the generic lookup: only a class
+        # written in Python says by it that the lookup is its own.)
+        if "__class__" in own or ("__getattribute__" in own and klass.__flags__ & _HEAP_TYPE):
+            raise Unsupported(f"isinstance() of a {tp.__name__} instance, whose class defines "
+                              f"{'__class__' if '__class__' in own else '__getattribute__'}")
+    return tp
+
+
+_HEAP_TYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class made by a class statement or type()
+_FORWARDING_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
+
+
 def _isinstance(tx: Translator, args, kwargs):
     if len(args) != 2 or kwargs:
         return None
@@ -195,7 +218,7 @@ def _isinstance(tx: Translator, args, kwargs):
                                                              classes.as_python_constant()], {}))
     if not plain_instance_checks(classes.as_python_constant()):
         raise Unsupported(f"isinstance() with a class whose metaclass customises __instancecheck__")
-    return ConstantVariable(isinstance_of_type(python_type_of(tx, args[0]), classes.as_python_constant()))
+    return ConstantVariable(isinstance_of_type(checked_type_of(tx, args[0]), classes.as_python_constant()))
 
 
 def plain_instance_checks(classes: Any) -> bool:

@@ -351,6 +351,42 @@ def sorted_keeps_the_objects_it_was_given():
     return [a is b for a, b in zip(by_itself, by_pairs)], [any(a is b for b in items) for a in by_itself]
 
 
+class _Duck:
+    def send(self):
+        pass
+
+    def throw(self):
+        pass
+
+    def close(self):
+        pass
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        raise StopIteration
+
+
+class _ReportsAnotherClass:
+    @property
+    def __class__(self):
+        return _Duck
+
+
+def isinstance_reads_the_objects_own_class_attribute():
+    # isinstance() also asks obj.__class__: a mock with a spec passes as its spec (CPython's
+    # test_types.test_duck_gen, through types.coroutine), a proxy as its referent.
+    import collections.abc
+    import unittest.mock
+    import weakref
+    mock = unittest.mock.MagicMock(_Duck)
+    target = _Duck()
+    proxy = weakref.proxy(target)
+    return (isinstance(mock, _Duck), isinstance(mock, collections.abc.Generator),
+            isinstance(_ReportsAnotherClass(), _Duck), isinstance(proxy, _Duck))
+
+
 PROGRAMS = [
     list_grows_while_iterated, dict_changes_size_while_iterated, dict_values_change_while_iterated,
     set_changes_size_while_iterated, map_calls_its_function_lazily, filter_tests_lazily,
@@ -365,7 +401,7 @@ PROGRAMS = [
     min_of_nothing, len_with_keyword, sorted_with_unknown_option, enumerate_with_bad_start,
     dict_key_deleted_and_set_again_while_iterated, dict_items_key_deleted_and_set_again_while_iterated,
     keywords_that_are_not_strings, keywords_from_a_dict_subclass_that_are_not_strings,
-    sorted_keeps_the_objects_it_was_given,
+    sorted_keeps_the_objects_it_was_given, isinstance_reads_the_objects_own_class_attribute,
 ]
 
 
