@@ -101,8 +101,8 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     else:
         stack_name = trace_rules.reads_call_stack(fn.__code__)
         if stack_name is not None:
-            why_not = (f"the frame reads the call stack or linecache ({stack_name}), where a compiled "
-                       "frame would show the compiler's own frames and sources: it runs natively")
+            why_not = (f"the frame depends on the call stack or linecache ({stack_name}), where a "
+                       "compiled frame would show the compiler's own frames and sources: it runs natively")
             cache.run_natively(why_not)
     if why_not is not None:
         code = fn.__code__

@@ -148,16 +148,17 @@ def is_frame_sensitive(fn: Any) -> bool:
         return False
 
 
-# Names by which code looks at the call stack above its own frame, or at linecache, where the
-# compiler registers the source it generates.  A compiled frame's stack holds the compiler's
-# frames (the wrapper, cache entries, stubs and continuations) and its compiles add to
-# linecache: a frame (or a function it defines) naming one of these runs natively from its
-# start, so that what it sees is the plain stack (CPython's test_traceback, test_coroutines'
-# origin tracking).  ``inspect.stack`` is matched by both names.
+# Names by which code looks at the call stack above its own frame, depends on its depth (a
+# recursion limit set relative to it), or reads linecache, where the compiler registers the
+# source it generates.  A compiled frame's stack holds the compiler's frames (the wrapper,
+# cache entries, stubs and continuations) and its compiles add to linecache: a frame (or a
+# function it defines) naming one of these runs natively from its start, so that what it sees
+# is the plain stack (CPython's test_traceback, test_coroutines' origin tracking,
+# test_exceptions' recursion tests).  ``inspect.stack`` is matched by both names.
 _STACK_READING_NAMES = frozenset({
     "_getframe", "_getframemodulename", "_current_frames", "currentframe", "f_back",
     "extract_stack", "format_stack", "print_stack", "walk_stack", "getouterframes",
-    "set_coroutine_origin_tracking_depth", "cr_origin", "linecache",
+    "set_coroutine_origin_tracking_depth", "cr_origin", "setrecursionlimit", "linecache",
 })
 
 
