@@ -99,10 +99,10 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         why_not = (f"too close to the recursion limit ({sys.getrecursionlimit()}) to trace: tracing needs "
                    f"about {config.trace_stack_margin} frames of its own, so this call runs natively")
     else:
-        stack_name = trace_rules.reads_call_stack(fn.__code__)
-        if stack_name is not None:
-            why_not = (f"the frame depends on the call stack or linecache ({stack_name}), where a "
-                       "compiled frame would show the compiler's own frames and sources: it runs natively")
+        observed = trace_rules.observes_interpreter_state(fn.__code__)
+        if observed is not None:
+            why_not = (f"the frame observes interpreter state that compiling changes ({observed}: the "
+                       "call stack, reference counts, garbage collection or linecache): it runs natively")
             cache.run_natively(why_not)
     if why_not is not None:
         code = fn.__code__

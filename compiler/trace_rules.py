@@ -148,23 +148,33 @@ def is_frame_sensitive(fn: Any) -> bool:
         return False
 
 
-# Names by which code looks at the call stack above its own frame, depends on its depth (a
-# recursion limit set relative to it), or reads linecache, where the compiler registers the
-# source it generates.  A compiled frame's stack holds the compiler's frames (the wrapper,
-# cache entries, stubs and continuations) and its compiles add to linecache: a frame (or a
-# function it defines) naming one of these runs natively from its start, so that what it sees
-# is the plain stack (CPython's test_traceback, test_coroutines' origin tracking,
-# test_exceptions' recursion tests).  ``inspect.stack`` is matched by both names.
-_STACK_READING_NAMES = frozenset({
+# Names by which code observes what a compiled frame necessarily changes:
+# - the call stack above its own frame, or its depth (a recursion limit set relative to it):
+#   a compiled frame's stack holds the compiler's frames (the wrapper, cache entries, stubs
+#   and continuations);
+# - reference counts, referrers and object sizes: cache entries, guards and continuation
+#   code hold references of their own, and replays rebuild containers;
+# - the timing of garbage collection (gc.collect next to weakref callbacks or finalizers):
+#   tracing allocates, and an automatic collection can run earlier than in the plain frame;
+# - linecache, where the compiler registers the source it generates.
+# A frame (or a function or class body defined in it) naming one of these runs natively from
+# its start, with the name in the logged reason (CPython's test_traceback, test_coroutines,
+# test_exceptions' recursion tests, test_weakref, test_descr's shared-key sizes).
+# ``inspect.stack`` and ``gc.collect`` are matched by both of their names.
+_INTERPRETER_STATE_NAMES = frozenset({
     "_getframe", "_getframemodulename", "_current_frames", "currentframe", "f_back",
     "extract_stack", "format_stack", "print_stack", "walk_stack", "getouterframes",
-    "set_coroutine_origin_tracking_depth", "cr_origin", "setrecursionlimit", "linecache",
+    "set_coroutine_origin_tracking_depth", "cr_origin", "setrecursionlimit",
+    "getrefcount", "get_referrers", "get_referents", "getsizeof",
+    "linecache",
 })
+_INTERPRETER_STATE_PAIRS = (("inspect", "stack"), ("gc", "collect"))
 
 
-def reads_call_stack(code: types.CodeType) -> Optional[str]:
-    """The name by which ``code`` (or a function or class body defined in it) reads the call
-    stack or linecache, else None (see _STACK_READING_NAMES)."""
+def observes_interpreter_state(code: types.CodeType) -> Optional[str]:
+    """The name by which ``code`` (or a function or class body defined in it) observes the
+    call stack, reference counts, garbage collection or linecache, else None (see
+    _INTERPRETER_STATE_NAMES)."""
     pending, seen = [code], set()
     while pending:
         current = pending.pop()
@@ -172,11 +182,12 @@ def reads_call_stack(code: types.CodeType) -> Optional[str]:
             continue
         seen.add(id(current))
         names = set(current.co_names)
-        found = names & _STACK_READING_NAMES
+        found = names & _INTERPRETER_STATE_NAMES
         if found:
             return min(found)
-        if "inspect" in names and "stack" in names:
-            return "inspect.stack"
+        for module, name in _INTERPRETER_STATE_PAIRS:
+            if module in names and name in names:
+                return f"{module}.{name}"
         pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
     return None
 

@@ -516,6 +516,33 @@ def linecache_left_untouched():
     return total, dict(linecache.cache)
 
 
+def refcount_of_a_constant_across_breaks():
+    # CPython's test_coroutines.test_for_2: continuation code holds the constants it runs
+    consts = (1, 2, 3)
+    before = sys.getrefcount(consts)
+    for i in range(3):
+        print(end="")  # a break per step: compiled, each continuation's code held the tuple
+    return sys.getrefcount(consts) - before
+
+
+def collection_timing_with_weakref_callbacks():
+    # CPython's test_weakref.test_callbacks_on_callback: a cycle must survive until gc.collect
+    import gc
+    import weakref
+    log = []
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    probe = weakref.ref(a, lambda _: log.append("collected"))
+    del a, b
+    before = list(log)
+    gc.collect()
+    return before, log, probe() is None
+
+
 def recursion_limit_set_relative_to_the_depth():
     def set_relative_limit(n):
         depth = 1
@@ -545,18 +572,21 @@ def recursion_limit_set_relative_to_the_depth():
 
 @pytest.mark.parametrize("program", [stack_as_extracted, stack_walked_at_two_depths,
                                      stack_printed_and_formatted_from_the_caller, linecache_left_untouched,
-                                     recursion_limit_set_relative_to_the_depth],
+                                     recursion_limit_set_relative_to_the_depth, refcount_of_a_constant_across_breaks,
+                                     collection_timing_with_weakref_callbacks],
                          ids=lambda p: p.__name__)
-def test_code_that_reads_the_call_stack_sees_the_plain_stack(program):
-    """CPython's test_traceback: a frame reading the call stack (or linecache, where generated
-    code registers its source) runs natively from its start, with the reason logged."""
+def test_code_that_observes_interpreter_state_sees_the_plain_state(program):
+    """A frame that reads the call stack or its depth, reference counts, garbage-collection
+    timing or linecache (where generated code registers its source) runs natively from its
+    start, with the reason logged (CPython's test_traceback, test_coroutines, test_exceptions,
+    test_weakref)."""
     saved = dict(linecache.cache)  # the sources of code other tests compiled stay readable
     try:
         assert_same_behaviour(program)
     finally:
         linecache.cache.update(saved)
     reasons = [event.fallback_reason for event in compiler.explain(program).events]
-    assert any("depends on the call stack or linecache" in (r or "") for r in reasons), reasons
+    assert any("observes interpreter state that compiling changes" in (r or "") for r in reasons), reasons
 
 
 def test_library_functions_run_natively_and_say_why():
@@ -1124,14 +1154,12 @@ _SEEN: list = []
 
 
 def weakref_dies_when_the_local_is_rebound_across_breaks():
-    import gc
     import weakref
     s = _Obj()
     p = weakref.ref(s)
     alive_while_bound = p() is not None      # s is dead here (only stored to next) but bound
-    s = None
+    s = None                                 # the last reference: freed here, no collector needed
     _SEEN.append(p)
-    gc.collect()
     return alive_while_bound, p() is None
 
 
