@@ -102,7 +102,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         observed = trace_rules.observes_interpreter_state(fn.__code__)
         if observed is not None:
             why_not = (f"the frame observes interpreter state that compiling changes ({observed}: the "
-                       "call stack, reference counts, garbage collection or linecache): it runs natively")
+                       "call stack, reference counts, garbage collection, linecache or closure cells): it runs natively")
             cache.run_natively(why_not)
     if why_not is not None:
         code = fn.__code__

@@ -156,17 +156,21 @@ def is_frame_sensitive(fn: Any) -> bool:
 #   code hold references of their own, and replays rebuild containers;
 # - the timing of garbage collection (gc.collect next to weakref callbacks or finalizers):
 #   tracing allocates, and an automatic collection can run earlier than in the plain frame;
-# - linecache, where the compiler registers the source it generates.
+# - linecache, where the compiler registers the source it generates;
+# - closure cells changed directly (``cell.cell_contents``): continuations receive the frame's
+#   cells as free variables, and an emptied free variable reads as NameError where the plain
+#   frame's own cell raises UnboundLocalError.
 # A frame (or a function or class body defined in it) naming one of these runs natively from
 # its start, with the name in the logged reason (CPython's test_traceback, test_coroutines,
-# test_exceptions' recursion tests, test_weakref, test_descr's shared-key sizes).
+# test_exceptions' recursion tests, test_weakref, test_descr's shared-key sizes,
+# test_funcattrs' cells).
 # ``inspect.stack`` and ``gc.collect`` are matched by both of their names.
 _INTERPRETER_STATE_NAMES = frozenset({
     "_getframe", "_getframemodulename", "_current_frames", "currentframe", "f_back",
     "extract_stack", "format_stack", "print_stack", "walk_stack", "getouterframes",
     "set_coroutine_origin_tracking_depth", "cr_origin", "setrecursionlimit",
     "getrefcount", "get_referrers", "get_referents", "getsizeof",
-    "linecache",
+    "linecache", "cell_contents",
 })
 _INTERPRETER_STATE_PAIRS = (("inspect", "stack"), ("gc", "collect"))
 

@@ -543,6 +543,24 @@ def collection_timing_with_weakref_callbacks():
     return before, log, probe() is None
 
 
+def cell_emptied_through_its_closure():
+    # CPython's test_funcattrs.test_set_cell: the frame's own cell, emptied from outside
+    a = 12
+
+    def f():
+        return a
+
+    cell = f.__closure__[0]
+    cell.cell_contents = 9
+    seen = (a, f())
+    del cell.cell_contents
+    try:
+        print(a)
+    except NameError as e:  # UnboundLocalError in the plain frame: a subclass
+        return seen, type(e).__name__
+    return seen, "no error"
+
+
 def recursion_limit_set_relative_to_the_depth():
     def set_relative_limit(n):
         depth = 1
@@ -573,7 +591,7 @@ def recursion_limit_set_relative_to_the_depth():
 @pytest.mark.parametrize("program", [stack_as_extracted, stack_walked_at_two_depths,
                                      stack_printed_and_formatted_from_the_caller, linecache_left_untouched,
                                      recursion_limit_set_relative_to_the_depth, refcount_of_a_constant_across_breaks,
-                                     collection_timing_with_weakref_callbacks],
+                                     collection_timing_with_weakref_callbacks, cell_emptied_through_its_closure],
                          ids=lambda p: p.__name__)
 def test_code_that_observes_interpreter_state_sees_the_plain_state(program):
     """A frame that reads the call stack or its depth, reference counts, garbage-collection
