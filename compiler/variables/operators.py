@@ -79,7 +79,14 @@ def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
 
 
 def _constant_result(tx: Translator, fn: Callable, *operands: VariableTracker) -> VariableTracker:
-    value = tx.run_constant(fn, [v.as_python_constant() for v in operands], {})
+    constants = [v.as_python_constant() for v in operands]
+    value = tx.run_constant(fn, constants, {})
+    for var, constant in zip(operands, constants):
+        if value is constant and hasattr(var, "items"):
+            # The operation handed back a container operand itself (``t + ()``, ``t * 1``): its
+            # tracker, so the entry hands on the caller's object (a tuple tracker's constant
+            # is rebuilt from its items).
+            return var
     return tx.output.wrap_constant_result(value, operands)
 
 
@@ -91,6 +98,11 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
                 return a
             return ListVariable(a.items + b.items)
         if isinstance(a, TupleVariable) and isinstance(b, TupleVariable):
+            # CPython's tuple concatenation hands back an exact tuple when the other is empty.
+            if not b.items and a.python_type() is tuple:
+                return a
+            if not a.items and b.python_type() is tuple:
+                return b
             return TupleVariable(a.items + b.items)
     if name == "add" and inplace and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
@@ -102,6 +114,9 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
                           f"compiler.config.max_container_items = {config.max_container_items})")
     if name == "mul" and inplace and isinstance(a, ListVariable) and a.python_type() is list:
         return a.inplace_repeat(tx, b)  # list *= n changes the list itself
+    if name == "mul" and isinstance(a, TupleVariable) and a.python_type() is tuple and b.is_python_constant() \
+            and isinstance(b.as_python_constant(), int) and (b.as_python_constant() == 1 or not a.items):
+        return a  # CPython's tuple repeat hands back an exact tuple repeated once (or empty)
     if name == "mul" and isinstance(a, BaseListVariable) and a.python_type() in (list, tuple) \
             and b.is_python_constant():
         items = tx.run_constant(operator.mul, [a.items, b.as_python_constant()], {})

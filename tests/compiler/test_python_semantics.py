@@ -1313,6 +1313,9 @@ _RETURNING_AN_INPUT = {
     "s.strip()": lambda b, s, t, i, x, fs: s.strip(),
     "s.replace(absent)": lambda b, s, t, i, x, fs: s.replace("?", "!"),
     "t + ()": lambda b, s, t, i, x, fs: t + (),
+    "() + t": lambda b, s, t, i, x, fs: () + t,
+    "t * 1": lambda b, s, t, i, x, fs: t * 1,
+    "(t + t) * 1": lambda b, s, t, i, x, fs: (t + t) * 1,
     "s * 1": lambda b, s, t, i, x, fs: s * 1,
     "format(s, '')": lambda b, s, t, i, x, fs: format(s, ""),
     "f'{s}'": lambda b, s, t, i, x, fs: f"{s}",
@@ -1327,17 +1330,7 @@ _RETURNING_AN_INPUT = {
 }
 
 
-# Tuples from outside are traced item by item (their tracker rebuilds them), so a folded
-# result that is the input itself is not recognised yet: the entry returns an equal object of
-# its own.  (A frozenset is a constant of the trace, which the entry names through the
-# parameter that passed it: compiler.entry_codegen.OutputCodegen.const.)
-_REBUILT_CONTAINERS = pytest.mark.xfail(strict=True, reason=(
-    "known gap: a tuple argument is traced as its items, so `t + ()` comes back equal but not "
-    "identical to the argument"))
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_REBUILT_CONTAINERS) if n == "t + ()"
-                                  else n for n in _RETURNING_AN_INPUT])
+@pytest.mark.parametrize("name", list(_RETURNING_AN_INPUT))
 def test_a_result_that_is_an_input_object_is_the_callers_object(name):
     """A computation folded at trace time that returns one of its inputs' objects (CPython
     returns the same str / bytes / tuple / int where nothing changes) gives, on every call,
