@@ -7,7 +7,7 @@ Operator names are those of the ``operator`` module and of
 from __future__ import annotations
 
 import operator
-from typing import Callable, Dict
+from typing import Callable, Dict, List, Optional
 
 from .. import config
 from ..exc import Unsupported
@@ -17,6 +17,7 @@ from .base import FixedObjectVariable, Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
 from .scalars import python_arithmetic
+from .sizes import size_arithmetic
 
 BINARY: Dict[str, Callable] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -48,6 +49,12 @@ def _is_array(var: VariableTracker) -> bool:
     return isinstance(var, ArrayVariable)
 
 
+def _python_numbers(name: str, operands: List[VariableTracker]) -> Optional[VariableTracker]:
+    """Sizes and dynamic scalars kept symbolic through Python arithmetic (None: not such)."""
+    computed = size_arithmetic(name, operands)
+    return computed if computed is not None else python_arithmetic(name, operands)
+
+
 def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
               inplace: bool = False) -> VariableTracker:
     """``a <op> b`` (or ``a <op>= b``)."""
@@ -59,7 +66,7 @@ def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
             a.rebind(tx, result, f"in-place operator {name}=")  # type: ignore[arg-type]
             return a
         return result
-    computed = python_arithmetic(name, [a, b])  # (ints and floats: in place is the same)
+    computed = _python_numbers(name, [a, b])  # (ints and floats: in place is the same)
     if computed is not None:
         return computed
     if name == "mod" and a.is_python_constant() and isinstance(a.as_python_constant(), (str, bytes)) \
@@ -134,7 +141,7 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
 def unary_op(tx: Translator, name: str, a: VariableTracker) -> VariableTracker:
     if isinstance(a, ArrayVariable):
         return call_op(tx, lookup_operator(name), [a], {})
-    computed = python_arithmetic(name, [a])
+    computed = _python_numbers(name, [a])
     if computed is not None:
         return computed
     if a.is_python_constant():
