@@ -61,8 +61,6 @@ def dynamic_dtype(value: Any) -> Optional[np.dtype]:
 class DynamicScalarVariable(VariableTracker):
     """A Python int or float from outside the trace whose value is not (yet) guarded."""
 
-    fits_int64 = False  # known to fit without a guard (an array's size: compiler.variables.sizes)
-
     def __init__(self, value: Any, source: Source, guards: GuardSet, dtype: np.dtype) -> None:
         super().__init__(source)
         self.value = value
@@ -100,7 +98,7 @@ class DynamicScalarVariable(VariableTracker):
         if self.node is None:
             if VALUE_BASED_CASTING:
                 self.guards.scalar_class_match(self.source, self.meta.dtype)
-            elif type(self.value) is int and not self.fits_int64:
+            elif type(self.value) is int:
                 self.guards.add(f"{self.source.name()} fits int64",
                                 f"{_INT64.min} <= {self.source.expr(self.guards.ns.const)} <= {_INT64.max}")
             self.node = tx.output.placeholder_for(self)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..guards import GuardSet
 from ..sources import ConstNamer, Source
-from ..symbolic_shapes import SymInt, render
+from ..symbolic_shapes import SymInt, concrete, render
 from .base import Translator, VariableTracker
 from .constant import ConstantVariable
 from .scalars import DynamicScalarVariable, dynamic_dtype
@@ -56,13 +56,11 @@ class SizeSource(Source):
 class SizeVariable(DynamicScalarVariable):
     """A Python int that is a size of dynamic dimensions (an expression over symbols)."""
 
-    fits_int64 = True  # (NumPy's sizes are intp; their sums and products here stay small)
-
-    def __init__(self, sym: SymInt, guards: GuardSet) -> None:
+    def __init__(self, sym: SymInt, guards: GuardSet, dtype: np.dtype) -> None:
         env = sym.env
         text = render(sym.expr, lambda i: env.names[i])
         code = render(sym.expr, env.symbol_code)
-        super().__init__(sym.hint, SizeSource(text, code), guards, dynamic_dtype(sym.hint) or np.dtype(np.int64))
+        super().__init__(sym.hint, SizeSource(text, code), guards, dtype)
         self.sym = sym
 
     def describe(self) -> str:
@@ -77,17 +75,15 @@ class SizeVariable(DynamicScalarVariable):
 
     def truth(self, tx: Translator) -> bool:
         # A relation (``s0 - 2 != 0``), decided without a guard where the range tells.
-        if self.specialized:
-            return bool(self.value)
-        with self.sym.env.reason("a branch on a size"):
-            return bool(self.sym)
+        return bool(self.value) if self.specialized else bool(self.sym)
 
 
 def size_variable(value: Any, guards: GuardSet) -> VariableTracker:
     """A size read into Python: a SizeVariable for a symbolic one, else a constant."""
-    if isinstance(value, SymInt):
-        return SizeVariable(value, guards)
-    return ConstantVariable(value)
+    dtype = dynamic_dtype(value.hint) if isinstance(value, SymInt) else None
+    if dtype is None:  # (a static size; or a product of sizes past int64, NumPy's object)
+        return ConstantVariable(concrete(value, "a size past int64"))
+    return SizeVariable(value, guards, dtype)
 
 
 def _sym_of(var: VariableTracker) -> Any:
@@ -127,8 +123,7 @@ def size_arithmetic(name: str, operands: Sequence[VariableTracker]) -> Optional[
     except ArithmeticError:
         return None  # (n // 0: the value path raises the program's error)
     if isinstance(result, SymInt):
-        guards = next(v.guards for v in operands if isinstance(v, SizeVariable))
-        return SizeVariable(result, guards)
+        return size_variable(result, next(v.guards for v in operands if isinstance(v, SizeVariable)))
     return ConstantVariable(result)
 
 
