@@ -16,7 +16,7 @@ from .array import ArrayVariable, call_op
 from .base import FixedObjectVariable, Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
-from .scalars import python_arithmetic
+from .scalars import DynamicScalarVariable, python_arithmetic
 from .sizes import size_arithmetic
 
 BINARY: Dict[str, Callable] = {
@@ -159,6 +159,8 @@ def is_op(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
         return True
     if isinstance(a, FixedObjectVariable) and isinstance(b, FixedObjectVariable):
         return a.fixed_object() is b.fixed_object()  # 3.14: `all` is LOAD_COMMON_CONSTANT's all
+    if _singleton_against_number(a, b) or _singleton_against_number(b, a):
+        return False  # (``n is None`` for a dynamic int: its value is not needed)
     if a.is_python_constant() and b.is_python_constant():
         va, vb = a.as_python_constant(), b.as_python_constant()
         if va is None or vb is None or isinstance(va, (bool, type)) or isinstance(vb, (bool, type)) \
@@ -175,6 +177,15 @@ def is_op(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     if ta is not None and ta is not tb:
         return False
     raise Unsupported(f"`is` between {a.describe()} and {b.describe()}")
+
+
+def _singleton_against_number(a: VariableTracker, b: VariableTracker) -> bool:
+    """``a`` is None, a bool, Ellipsis or a class and ``b`` a dynamic int or float (exactly
+    one of those types, by its guard): never the same object, whatever b's value."""
+    if not isinstance(b, DynamicScalarVariable) or type(a) is not ConstantVariable:
+        return False
+    value = a.value
+    return value is None or value is Ellipsis or isinstance(value, (bool, type))
 
 
 def contains_op(tx: Translator, item: VariableTracker, container: VariableTracker) -> bool:

@@ -150,6 +150,20 @@ def test_is_between_sizes_equals_plain_small_and_large():
     _check(_identity, compiled, [np.ones(n) for n in (3, 300, 5, 1000)])
 
 
+def _is_none(x):
+    n = len(x)
+    return x * 2.0 if n is not None and n is not True else x
+
+
+def test_is_none_needs_no_value():
+    compiler.reset()
+    compiled = compiler.compile(_is_none, dynamic=True)
+    _check(_is_none, compiled, [np.ones(n) for n in (3, 4, 300)])
+    compiles = _compiles(_is_none)
+    assert len(compiles) == 1 and compiles[0].graph_break_count == 0
+    assert not [g for g in compiles[0].guards if "specialized" in g]
+
+
 def _returned(x):
     n, m = x.shape
     return x.shape, x.size, len(x) * 3 - 1, n / 4, -m, n // m, n % 3, (n * m) // 2
@@ -193,7 +207,7 @@ def _compare_and_branch(x):
 
 
 PROPERTY_PROGRAMS = [mean_by_length, pairs_by_len, _scale_by_size, _halves, _thirds, _arithmetic,
-                     _compare_and_branch, _range_of_size, _formatted, _identity]
+                     _compare_and_branch, _range_of_size, _formatted, _identity, _is_none]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
