@@ -83,15 +83,16 @@ class ArrayVariable(VariableTracker):
                           "depends on the array's contents")
 
     def length(self, tx: Translator) -> int:
-        if self.meta.kind != "array" or not self.meta.shape:
-            raise Unsupported(f"len() of a 0-d {self.describe()}")
-        return concrete(self.meta.shape[0], "len() of an array")
+        return concrete(self._first_dimension(), "len() of an array")
 
     def size_of(self, tx: Translator) -> VariableTracker:
         """``len(x)`` read into Python: a dynamic size where the dimension is symbolic."""
+        return size_variable(self._first_dimension(), tx.output.guards)
+
+    def _first_dimension(self) -> Any:
         if self.meta.kind != "array" or not self.meta.shape:
             raise Unsupported(f"len() of a 0-d {self.describe()}")
-        return size_variable(self.meta.shape[0], tx.output.guards)
+        return self.meta.shape[0]
 
     def unpack(self, tx: Translator) -> List[VariableTracker]:
         n = self.length(tx)
