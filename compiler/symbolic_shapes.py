@@ -65,6 +65,9 @@ class ShapeEnv:
         self.codes: List[str] = []                # symbol index -> Python expression in the entry
         self.hints: List[int] = []
         self._reasons: List[str] = []
+        # Where the trace is (function and line), for a specialization that no caller named:
+        # set by the tracer.
+        self.site: Optional[Callable[[], str]] = None
 
     def create_symbol(self, source_name: str, source_code: str, hint: int) -> "SymInt":
         index = len(self.names)
@@ -83,7 +86,11 @@ class ShapeEnv:
             self._reasons.pop()
 
     def current_reason(self) -> str:
-        return self._reasons[-1] if self._reasons else "a size used as a Python int"
+        if self._reasons:
+            return self._reasons[-1]
+        if self.site is not None:
+            return f"a size used as a Python int ({self.site()})"
+        return "a size used as a Python int"
 
     def record(self, left: Expr, op: str, right: Expr, note: str = "") -> None:
         left, op, right = _solved_for_one_symbol(left, op, right)

@@ -375,10 +375,21 @@ class InstructionTranslatorBase:
         return e
 
     def run_located(self) -> VariableTracker:
+        # A size specialized without a named reason is named by where it is used.
+        env = self.output.shape_env
+        outer, env.site = env.site, self.site
         try:
             return self.run_loop()
         except Unsupported as e:
             raise self.locate(e)
+        finally:
+            env.site = outer
+
+    def site(self) -> str:
+        """Where the trace is (for guard names)."""
+        inst = self.current
+        line = inst.line if inst is not None and inst.line is not None else self.code.co_firstlineno
+        return f"{self.code.co_name}, line {line}"  # (no opname: guard names read alike on every version)
 
     def handle_exception(self, e: TracedException) -> None:
         """A Python exception raised by the program: jump to the handler that catches it in

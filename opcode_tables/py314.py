@@ -58,7 +58,6 @@ TABLE = _BASE.derive(
     ],
     facts={
         "loop_end_cleanup": ("END_FOR", "POP_ITER"),
-        "with_exit_loaded_before_enter": True,
         "superinstructions": dict(
             _BASE.fact("superinstructions"),
             LOAD_FAST_BORROW_LOAD_FAST_BORROW=("LOAD_FAST_BORROW", "LOAD_FAST_BORROW")),

@@ -103,10 +103,6 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
     cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
     for sequences it walks without an iterator object).
-``with_exit_loaded_before_enter``
-    Whether a with statement loads the manager's __exit__ as an instruction of its own
-    before calling __enter__ (3.14's LOAD_SPECIAL, with the manager copied on the stack):
-    a graph break cannot then move back to the statement's start with one manager object.
 ``loop_end_cleanup``
     The opnames at a for loop's FOR_ITER target that close the loop (pop
     what the loop left) before the code after it: none up to 3.11 (an
@@ -348,7 +344,6 @@ TABLE = VersionTable(
         "lazy_annotations": False,
         "iterator_slots": 1,
         "loop_end_cleanup": (),
-        "with_exit_loaded_before_enter": False,
         "call_function_ex_kwargs": "flag",
         "unchecked_local_loads": ("LOAD_FAST",),
         # A call to a Python function keeps its arguments on the caller's stack until it

@@ -150,8 +150,9 @@ _CONVERSIONS = {0: None, 1: str, 2: repr, 3: ascii}
 def _format(tx: InstructionTranslatorBase, value, spec: str) -> ConstantVariable:
     if not value.is_python_constant():
         raise Unsupported(f"formatting {value.describe()} into a string needs its value")
-    return tx.output.wrap_constant_result(tx.run_constant(format, [value.as_python_constant(), spec], {}),
-                                          [value])
+    with tx.output.shape_env.reason("a size formatted into a string"):
+        constant = value.as_python_constant()
+    return tx.output.wrap_constant_result(tx.run_constant(format, [constant, spec], {}), [value])
 
 
 @handler("FORMAT_VALUE")

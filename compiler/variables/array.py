@@ -28,6 +28,7 @@ from .constant import ConstantVariable
 from .containers import (BaseListVariable, ListVariable, NamedTupleVariable, SliceVariable,
                          TupleVariable)
 from .scalars import DynamicScalarVariable
+from .sizes import reshape_target, size_variable
 
 # Array attributes answered from the metadata (contract: ops.ARRAY_ATTRIBUTES).
 _STATIC_ATTRS = ("shape", "ndim", "dtype", "size", "itemsize", "nbytes")
@@ -82,9 +83,16 @@ class ArrayVariable(VariableTracker):
                           "depends on the array's contents")
 
     def length(self, tx: Translator) -> int:
+        return concrete(self._first_dimension(), "len() of an array")
+
+    def size_of(self, tx: Translator) -> VariableTracker:
+        """``len(x)`` read into Python: a dynamic size where the dimension is symbolic."""
+        return size_variable(self._first_dimension(), tx.output.guards)
+
+    def _first_dimension(self) -> Any:
         if self.meta.kind != "array" or not self.meta.shape:
             raise Unsupported(f"len() of a 0-d {self.describe()}")
-        return concrete(self.meta.shape[0], "len() of an array")
+        return self.meta.shape[0]
 
     def unpack(self, tx: Translator) -> List[VariableTracker]:
         n = self.length(tx)
@@ -93,13 +101,12 @@ class ArrayVariable(VariableTracker):
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         meta = self.meta
         if name in _STATIC_ATTRS:
-            # A dynamic size read into Python is specialized (the tracer's values are plain
-            # ints); it stays symbolic only inside the graph's metadata.
+            # A dynamic size read into Python stays symbolic (compiler.variables.sizes) until
+            # a use needs its value.
             value = getattr(meta, name)
             if name == "shape":
-                return TupleVariable([ConstantVariable(concrete(d, f"ndarray.shape[{i}] read")) for i, d
-                                      in enumerate(value)])
-            return ConstantVariable(concrete(value, f"ndarray.{name} read"))
+                return TupleVariable([size_variable(d, tx.output.guards) for d in value])
+            return size_variable(value, tx.output.guards)
         attr_op = lookup_attribute(name)
         if attr_op is not None:
             return call_op(tx, attr_op, [self], {})
@@ -279,14 +286,36 @@ def takes_dynamic_scalar(op: OpInfo, position: int) -> bool:
     return not (op.name in _VALUE_DEPENDENT_EXPONENTS and position == 1)
 
 
+_RESHAPES = frozenset({"ndarray.reshape", "numpy.reshape"})
+
+
+def _reshape_with_size(args: Sequence[VariableTracker]) -> Sequence[VariableTracker]:
+    """``x.reshape(n // 2, 2)`` / ``np.reshape(x, (n // 3, 3))``: one dynamic size in the target, no -1:
+    the size becomes -1 where guards make that the same (compiler.variables.sizes), so the
+    graph holds no size and the result's shape stays symbolic."""
+    if len(args) < 2 or not isinstance(args[0], ArrayVariable):
+        return args
+    array, items = args[0], list(args[1:])
+    if len(items) == 1 and isinstance(items[0], BaseListVariable) and items[0].python_type() in (tuple, list):
+        target = reshape_target(array.meta.shape, items[0].items)
+        if target is None:
+            return args
+        return [array, ListVariable(target) if items[0].python_type() is list else TupleVariable(target)]
+    target = reshape_target(array.meta.shape, items)
+    return args if target is None else [array] + target
+
+
 def call_op(tx: Translator, op, args: Sequence[VariableTracker], kwargs: Dict[str, VariableTracker],
             fresh: bool = False) -> VariableTracker:
     """Put one allow-listed op into the graph and track its result (``fresh``: the result
     aliases none of the arguments' memory, whatever the op's kind)."""
-    graph_args = tuple(a.as_graph_operand(tx) if isinstance(a, DynamicScalarVariable) and
-                       takes_dynamic_scalar(op, position) else to_graph_arg(tx, a)
-                       for position, a in enumerate(args))
-    graph_kwargs = {k: to_graph_arg(tx, v) for k, v in kwargs.items()}
+    if op.name in _RESHAPES:
+        args = _reshape_with_size(args)
+    with tx.output.shape_env.reason(f"{op.name} takes a size as an argument"):
+        graph_args = tuple(a.as_graph_operand(tx) if isinstance(a, DynamicScalarVariable) and
+                           takes_dynamic_scalar(op, position) else to_graph_arg(tx, a)
+                           for position, a in enumerate(args))
+        graph_kwargs = {k: to_graph_arg(tx, v) for k, v in kwargs.items()}
     node = tx.output.graph.call(op, graph_args, graph_kwargs)
     fresh = fresh or op.kind in _FRESH_KINDS or (op.name in _FRESH_OPS and "copy" not in kwargs)
     may_alias = [] if fresh else _arrays_in(list(args) + list(kwargs.values()))

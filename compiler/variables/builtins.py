@@ -26,6 +26,7 @@ from .iterators import (EnumerateIterator, FilterIterator, IteratorVariable, Map
                         reversed_of)
 from .functions import BaseUserFunctionVariable, BoundMethodVariable, PartialVariable
 from .operators import BINARY, COMPARE, UNARY, binary_op, contains_op, is_op, unary_op
+from .sizes import SizeVariable
 from .user_objects import UserObjectVariable, make_super
 
 _OPERATOR_BINARY = {getattr(operator, n): n for n in BINARY}
@@ -64,6 +65,13 @@ class BuiltinVariable(FixedObjectVariable):
         if not _accepts(fn, args, kwargs):
             raise Unsupported(f"{getattr(fn, '__name__', fn)}() called with arguments its signature refuses "
                               "(the native call raises CPython's own TypeError)")
+        if any(isinstance(a, SizeVariable) for a in args):
+            with tx.output.shape_env.reason(f"{getattr(fn, '__name__', fn)}() of a size"):
+                return self._call(tx, fn, args, kwargs)
+        return self._call(tx, fn, args, kwargs)
+
+    def _call(self, tx: Translator, fn: Any, args: Sequence[VariableTracker],
+              kwargs: Dict[str, VariableTracker]) -> VariableTracker:
         handler = _HANDLERS.get(fn)
         if handler is not None:
             result = handler(tx, list(args), dict(kwargs))
@@ -175,6 +183,8 @@ def _const_or_none(args: Sequence[VariableTracker]):
 
 def _len(tx: Translator, args, kwargs):
     if len(args) == 1 and not kwargs:
+        if isinstance(args[0], ArrayVariable):
+            return args[0].size_of(tx)  # (a dynamic size where the dimension is symbolic)
         return ConstantVariable(args[0].length(tx))
 
 

@@ -7,7 +7,7 @@ Operator names are those of the ``operator`` module and of
 from __future__ import annotations
 
 import operator
-from typing import Callable, Dict
+from typing import Callable, Dict, List, Optional
 
 from .. import config
 from ..exc import Unsupported
@@ -16,7 +16,8 @@ from .array import ArrayVariable, call_op
 from .base import FixedObjectVariable, Translator, VariableTracker
 from .constant import ConstantVariable
 from .containers import BaseListVariable, DictVariable, ListVariable, SetVariable, TupleVariable
-from .scalars import python_arithmetic
+from .scalars import DynamicScalarVariable, python_arithmetic
+from .sizes import size_arithmetic
 
 BINARY: Dict[str, Callable] = {
     "add": operator.add, "sub": operator.sub, "mul": operator.mul, "truediv": operator.truediv,
@@ -48,6 +49,12 @@ def _is_array(var: VariableTracker) -> bool:
     return isinstance(var, ArrayVariable)
 
 
+def _python_numbers(name: str, operands: List[VariableTracker]) -> Optional[VariableTracker]:
+    """Sizes and dynamic scalars kept symbolic through Python arithmetic (None: not such)."""
+    computed = size_arithmetic(name, operands)
+    return computed if computed is not None else python_arithmetic(name, operands)
+
+
 def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
               inplace: bool = False) -> VariableTracker:
     """``a <op> b`` (or ``a <op>= b``)."""
@@ -59,7 +66,7 @@ def binary_op(tx: Translator, name: str, a: VariableTracker, b: VariableTracker,
             a.rebind(tx, result, f"in-place operator {name}=")  # type: ignore[arg-type]
             return a
         return result
-    computed = python_arithmetic(name, [a, b])  # (ints and floats: in place is the same)
+    computed = _python_numbers(name, [a, b])  # (ints and floats: in place is the same)
     if computed is not None:
         return computed
     if name == "mod" and a.is_python_constant() and isinstance(a.as_python_constant(), (str, bytes)) \
@@ -149,7 +156,7 @@ def _container_binary_op(tx: Translator, name, a, b, inplace) -> VariableTracker
 def unary_op(tx: Translator, name: str, a: VariableTracker) -> VariableTracker:
     if isinstance(a, ArrayVariable):
         return call_op(tx, lookup_operator(name), [a], {})
-    computed = python_arithmetic(name, [a])
+    computed = _python_numbers(name, [a])
     if computed is not None:
         return computed
     if a.is_python_constant():
@@ -167,6 +174,8 @@ def is_op(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
         return True
     if isinstance(a, FixedObjectVariable) and isinstance(b, FixedObjectVariable):
         return a.fixed_object() is b.fixed_object()  # 3.14: `all` is LOAD_COMMON_CONSTANT's all
+    if _singleton_against_number(a, b) or _singleton_against_number(b, a):
+        return False  # (``n is None`` for a dynamic int: its value is not needed)
     if a.is_python_constant() and b.is_python_constant():
         va, vb = a.as_python_constant(), b.as_python_constant()
         if va is None or vb is None or isinstance(va, (bool, type)) or isinstance(vb, (bool, type)) \
@@ -183,6 +192,15 @@ def is_op(tx: Translator, a: VariableTracker, b: VariableTracker) -> bool:
     if ta is not None and ta is not tb:
         return False
     raise Unsupported(f"`is` between {a.describe()} and {b.describe()}")
+
+
+def _singleton_against_number(a: VariableTracker, b: VariableTracker) -> bool:
+    """``a`` is None, a bool, Ellipsis or a class and ``b`` a dynamic int or float (exactly
+    one of those types, by its guard): never the same object, whatever b's value."""
+    if not isinstance(b, DynamicScalarVariable) or type(a) is not ConstantVariable:
+        return False
+    value = a.value
+    return value is None or value is Ellipsis or isinstance(value, (bool, type))
 
 
 def contains_op(tx: Translator, item: VariableTracker, container: VariableTracker) -> bool:

@@ -3,8 +3,9 @@
 By default (automatic dynamic, as Dynamo) the first compile is static and the
 recompile a changed size causes makes that dimension symbolic, so further sizes
 hit it; ``dynamic=True`` is symbolic from the first call; ``dynamic=False`` compiles
-once per size.  Sizes 0 and 1 are always specialized, and a size read into Python
-(``x.shape[0]`` in arithmetic) specializes with a guard.
+once per size.  Sizes 0 and 1 are always specialized.  A size read into Python
+(``x.shape[0]``, ``len(x)``) stays symbolic through arithmetic, as an operand and in a
+reshape's target; a use that needs its value (``range(n)``) specializes with a guard.
 """
 import numpy as np
 
@@ -55,10 +56,32 @@ def dynamic_concatenate(x, y):
     return np.concatenate([x, y, x]) * 0.5
 
 
-@case("dynamic_shapes", *[args(arr(n)) for n in _LENGTHS[:4]], recompiles=3)
+@case("dynamic_shapes", *[args(arr(n)) for n in _LENGTHS[:4]], recompiles=1)
 def size_read_into_python(x):
-    """x.shape[0] used as a number: the size is specialized (guarded), a compile per length."""
+    """x.shape[0] used as a number: a graph input read from the call's array (symbolic)."""
     return x * x.shape[0]
+
+
+@case("dynamic_shapes", *[args(arr(n)) for n in _LENGTHS], recompiles=1)
+def size_divides_a_sum(x):
+    """n = x.shape[0] in Python, then a NumPy value divided by it: 8 lengths, two compiles."""
+    n = x.shape[0]
+    return (x * 2).sum(keepdims=True) / n
+
+
+@case("dynamic_shapes", *[args(arr(2 * n)) for n in _LENGTHS], recompiles=1)
+def len_in_reshape_target(x):
+    """x.reshape(len(x) // 2, 2): the target's size becomes -1 under the guard s0 % 2 == 0."""
+    return x.reshape(len(x) // 2, 2).sum(0)
+
+
+@case("dynamic_shapes", *[args(arr(n)) for n in _LENGTHS[:4]], recompiles=3, options={"dynamic": True})
+def size_specialized_by_range(x):
+    """range(len(x)) unrolls: the size is specialized (guarded), a compile per length."""
+    total = x[:1] * 0.0
+    for i in range(len(x)):
+        total = total + x[i]
+    return total
 
 
 @case("dynamic_shapes", args(arr(5)), args(arr(1)), args(arr(0)), args(arr(7)), args(arr(1)), recompiles=2,
