@@ -28,6 +28,7 @@ from .array import ArrayVariable
 from .base import VariableTracker
 from .builtins import BuiltinVariable
 from .constant import ConstantVariable
+from .draws import GeneratorVariable
 from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
 from .errstate import ErrstateClassVariable
 from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
@@ -351,6 +352,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return TypedOpaqueVariable(tp, source)
     if guards is not None:
         guards.type_match(source, tp)
+    if tp is np.random.Generator and source is not None:
+        return GeneratorVariable(value, source)   # its draws are graph ops
     return UserObjectVariable(value, source)
 
 
