@@ -42,7 +42,10 @@ class GeneratorVariable(UserObjectVariable):
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         op = draw_op(name)
-        if op is None or self.source is None:
+        if op is None or self.source is None or \
+                type(self.value.bit_generator) not in NUMPY_BIT_GENERATORS:
+            # (a bit generator of the program's own class: reading its state could run its
+            # code, so its draws run natively at a break)
             return super().getattr(tx, name)
         return DrawMethodVariable(self, op)
 
