@@ -115,6 +115,17 @@ def is_library_file(filename: str) -> bool:
 INLINED_LIBRARY_CLASSES = frozenset({("contextlib", "nullcontext"), ("contextlib", "suppress")})
 
 
+def inlined_numpy_function(value: Any) -> Optional[Tuple[str, Any]]:
+    """(name, dispatched argument) when ``value`` is a NumPy function whose source the tracer
+    inlines (compiler.ops.catalog.INLINED), else None."""
+    import numpy as np
+    from .ops.catalog import INLINED
+    name = getattr(value, "__name__", None)
+    if name in INLINED and getattr(np, name, None) is value:
+        return name, INLINED[name]
+    return None
+
+
 def _inlined_library_member(module: Any, qualname: str) -> bool:
     owner = qualname.split(".", 1)[0]
     return (module, owner) in INLINED_LIBRARY_CLASSES

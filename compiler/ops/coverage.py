@@ -10,7 +10,7 @@ callable and is neither a class nor a module), the public methods of
 ``reduceat``, ``at``) of every ufunc in ``numpy`` that has them (binary ufuncs with one
 output; ``at`` for every ufunc with one output).  A callable counts as covered when the tracer can put a
 call of it into a graph (or answer it at trace time: compiler.ops.queries), that is when
-the allowlist has an entry for it.  An entry may still refuse particular arguments (a
+the allowlist has an entry for it, or when the tracer inlines its source (catalog.INLINED).  An entry may still refuse particular arguments (a
 data-dependent shape), which runs that call natively.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from compiler.ops.catalog import EXCLUDED, public_names
+from compiler.ops.catalog import EXCLUDED, INLINED, public_names
 from compiler.ops.draws import DRAW_EXCLUDED, draw_op
 from compiler.ops.queries import DEPRECATED_HERE
 from compiler.ops.registry import lookup_function
@@ -51,7 +51,10 @@ class NamespaceCoverage:
 def _namespace(name: str, module: types.ModuleType) -> NamespaceCoverage:
     covered, missing = [], []
     for attr in public_names(module):
-        (covered if lookup_function(getattr(module, attr)) is not None else missing).append(attr)
+        # an inlined function (catalog.INLINED) puts its work into the graph through its source
+        captured = lookup_function(getattr(module, attr)) is not None or \
+            (module is np and attr in INLINED)
+        (covered if captured else missing).append(attr)
     return NamespaceCoverage(name, covered, missing)
 
 
