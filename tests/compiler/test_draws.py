@@ -374,3 +374,17 @@ def test_foreign_bit_generator_runs_natively():
     _same(f(a), compiled(b))
     assert a.bit_generator.state == b.bit_generator.state
     assert all("Generator.normal" not in str(g) for g in compiler.explain(f, np.random.Generator(Counting(1))).graphs or [])
+
+
+@pytest.mark.parametrize("backend", ("eager", "numpy"))
+def test_the_generator_is_not_kept_alive(backend):
+    import gc
+    import sys
+    compiled = compiler.compile(passed_in, backend=backend)
+    plain_rng, compiled_rng = _rng(1), _rng(1)
+    for _ in range(2):
+        passed_in(np.ones(3), plain_rng)
+        compiled(np.ones(3), compiled_rng)
+    gc.collect()
+    assert sys.getrefcount(plain_rng) == sys.getrefcount(compiled_rng)
+    assert sys.getrefcount(plain_rng.bit_generator) == sys.getrefcount(compiled_rng.bit_generator)
