@@ -43,17 +43,20 @@ def draw_calls(draw) -> Tuple[str, tuple, dict, tuple, dict]:
     for position, (param, fill) in enumerate(draws.PARAMETERS[name]):
         if param in ("size", "replace"):
             break
-        if draw(st.booleans()) and param not in ("a", "x", "pvals", "cov", "alpha", "colors"):
+        if draw(st.booleans()) and param not in ("a", "x", "pvals", "mean", "cov", "alpha", "colors"):
             value = fill if isinstance(fill, (int, float)) else 1.0
             args.append(value)
             metas.append(value)
             continue
-        dtype = np.dtype(draw(st.sampled_from(["float64", "float32", "int64", "int32", "bool"])))
-        if param in ("pvals", "alpha", "colors", "a", "x"):
+        # counts mostly as integers (NumPy refuses floats there), the rest of every kind
+        dtypes = ["int64", "int32", "float64"] if isinstance(fill, int) else \
+            ["float64", "float32", "int64", "int32", "bool"]
+        dtype = np.dtype(draw(st.sampled_from(dtypes)))
+        if name == "multivariate_normal":
+            n = draw(st.integers(1, 3)) if param == "mean" else metas[0].shape[0]
+            shape = (n,) if param == "mean" else (n, n)
+        elif param in ("pvals", "alpha", "colors", "a", "x"):
             shape = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
-        elif param == "cov":
-            n = draw(st.integers(1, 3))
-            shape = (n, n)
         else:
             ndim = draw(st.integers(0, len(base)))
             shape = tuple(draw(st.sampled_from([d, 1])) for d in base[len(base) - ndim:])
