@@ -34,7 +34,8 @@ values invalid for the real call (a negative scale) raise when the graph runs, a
 frame reruns natively (state restored), raising as plain.  Refused at trace time: a result
 that is not an array (a Python scalar from 0-d parameters, ``bytes``), ``out=``, a ``size``
 computed in the graph, a 0-d graph value where NumPy reads a count (``permutation(n)``,
-``choice(n)``), and ``multivariate_normal`` with its default ``check_valid="warn"`` (a Python
+``choice(n)``), ``shuffle`` of anything but an array of the graph (it writes into that
+array, which the tracker treats like item assignment), and ``multivariate_normal`` with its default ``check_valid="warn"`` (a Python
 warning depending on the values).  tests/compiler/test_draws.py checks the rule against
 NumPy on random arguments (hypothesis), on NumPy 1.24 and 2.x.
 """
@@ -114,7 +115,6 @@ _NO_SIZE = frozenset({"permutation", "permuted"})
 
 DRAW_EXCLUDED: Dict[str, str] = {
     "bytes": "it returns a Python bytes object, not an array",
-    "shuffle": "it shuffles its argument in place (a list or an array) and returns None",
     "spawn": "it returns new Generator objects (and advances the seed sequence's spawn count)",
 }
 
@@ -192,6 +192,25 @@ def draw_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
     return meta_of_sequence_or_array(result, op.name)
 
 
+def _shuffle_returning_target(generator: Any, x: Any, *args: Any, **kwargs: Any) -> Any:
+    generator.shuffle(x, *args, **kwargs)
+    return x
+
+
+def shuffle_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
+    """``rng.shuffle(x)`` writes into ``x`` (an array of the graph; the tracker treats it
+    like item assignment, compiler.variables.draws): the written array's own metadata,
+    after checking the call (the axis) on a private generator and a zero stand-in."""
+    if len(args) < 2 or not isinstance(args[1], TensorMeta) or args[1].kind != "array":
+        raise Unsupported(f"{op.name}: only an array of the graph is shuffled in the graph")
+    target = args[1]
+    if metas_in((args[2:], kwargs)):
+        raise Unsupported(f"{op.name}: a value computed in the graph as its axis; it runs natively")
+    private = np.random.Generator(np.random.PCG64(0))
+    standins.call_quietly(private.shuffle, (np.zeros(target.shape, target.dtype),) + args[2:], kwargs)
+    return TensorMeta(target.shape, target.dtype, "array", target.layout)
+
+
 def _ops() -> Dict[str, OpInfo]:
     found = {}
     for name in PARAMETERS:
@@ -200,6 +219,10 @@ def _ops() -> Dict[str, OpInfo]:
             continue
         found[name] = OpInfo(f"Generator.{name}", fn, "creation", draw_rule,
                              source=f"method:{name}", doc="a draw from the caller's Generator")
+    # shuffles its argument in place: run by NumPy (never lowered), like np.put
+    found["shuffle"] = OpInfo("Generator.shuffle", _shuffle_returning_target, "other", shuffle_rule,
+                              inplace=True, lowerable=False,
+                              doc="an in-place shuffle with the caller's Generator")
     return found
 
 

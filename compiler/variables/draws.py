@@ -16,8 +16,9 @@ from ..exc import Unsupported
 from ..graph import Node
 from ..ops.draws import NUMPY_BIT_GENERATORS, draw_op, generator_meta
 from ..sources import AttrSource
-from .array import to_graph_arg, wrap_node
+from .array import ArrayVariable, to_graph_arg, wrap_node
 from .base import Translator, VariableTracker
+from .constant import ConstantVariable
 from .user_objects import UserObjectVariable
 
 
@@ -65,10 +66,22 @@ class DrawMethodVariable(VariableTracker):
         # A draw changes the generator: refused inside an eagerly traced generator body
         # (compiler.output_graph.note_mutation), as any mutation of an outside object.
         tx.output.note_mutation(self.generator, f"a draw from {self.generator.describe()}")
+        target = args[0] if args else kwargs.get("x")
+        if self.op.inplace:  # rng.shuffle(x): like an item assignment into x
+            if not isinstance(target, ArrayVariable) or target.meta.kind != "array" or \
+                    "x" in kwargs:
+                raise Unsupported(f"{self.op.name} of {target.describe() if target else 'nothing'}: "
+                                  "only an array of the graph, passed positionally, is shuffled "
+                                  "in the graph")
+            target.check_inplace(tx, self.op.name)
         graph_args = (self.generator.as_node(tx),) + tuple(to_graph_arg(tx, a) for a in args)
         graph_kwargs = {k: to_graph_arg(tx, v) for k, v in kwargs.items()}
         node = tx.output.graph.call(self.op, graph_args, graph_kwargs)
-        return wrap_node(tx, node)
+        result = wrap_node(tx, node)
+        if not self.op.inplace:
+            return result
+        target.rebind(tx, result, self.op.name)
+        return ConstantVariable(None)
 
     def reconstruct(self, cg) -> str:
         raise Unsupported(f"{self.describe()} as a value (a bound method of the generator)")

@@ -132,6 +132,7 @@ def test_coverage_of_generator_methods():
 # -- compiled programs against plain ones -----------------------------------------------------
 
 def _outcome(fn: Callable, args: tuple, gens: List[Any]) -> tuple:
+    """(result or exception, warnings, printed text, generator states, array arguments after)."""
     out = io.StringIO()
     with warnings.catch_warnings(record=True) as seen, contextlib.redirect_stdout(out):
         warnings.simplefilter("always")
@@ -140,7 +141,8 @@ def _outcome(fn: Callable, args: tuple, gens: List[Any]) -> tuple:
         except Exception as error:
             result = ("raised", type(error), str(error))
     states = [g.bit_generator.state for g in gens]
-    return result, [(w.category, str(w.message)) for w in seen], out.getvalue(), states
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    return result, [(w.category, str(w.message)) for w in seen], out.getvalue(), states, arrays
 
 
 def _same(a: Any, b: Any) -> None:
@@ -249,6 +251,19 @@ def every_kind(x, rng):
             rng.hypergeometric(3, 4, 2, size=3), rng.triangular(0.0, 0.5, 1.0, size=2))
 
 
+def shuffles(x, rng):
+    y = x * 2.0
+    rng.shuffle(y)                      # a temporary of the graph
+    rng.shuffle(x)                      # the caller's array: written in place, as plain
+    return y, x.sum(), rng.normal(size=2), np.log(x)   # log fails on negatives: native rerun
+
+
+def shuffles_a_list(x, rng):
+    items = [1, 2, 3, 4]
+    rng.shuffle(items)                  # a list: runs natively
+    return items, x + rng.random(x.shape)
+
+
 def legacy(x, state):
     a = np.random.normal(size=3)        # the global RandomState: runs natively
     b = state.normal(size=3) + x
@@ -290,6 +305,9 @@ PROGRAMS = [
     (every_kind, lambda: (np.arange(3.0), _rng(6, np.random.Philox))),
     (every_kind, lambda: (np.arange(3.0), _rng(6, np.random.SFC64))),
     (attribute, lambda: (np.ones(2), Holder(_rng(8)))),
+    (shuffles, lambda: (np.arange(1.0, 9.0).reshape(4, 2), _rng(3))),
+    (shuffles, lambda: (np.arange(-3.0, 5.0), _rng(3))),
+    (shuffles_a_list, lambda: (np.ones(3), _rng(4))),
     (gen_body, lambda: (_rng(9),)),
 ]
 
