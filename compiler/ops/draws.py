@@ -35,8 +35,8 @@ frame reruns natively (state restored), raising as plain.  Refused at trace time
 that is not an array (a Python scalar from 0-d parameters, ``bytes``), ``out=``, a ``size``
 computed in the graph, a 0-d graph value where NumPy reads a count (``permutation(n)``,
 ``choice(n)``), ``shuffle`` of anything but an array of the graph (it writes into that
-array, which the tracker treats like item assignment), and ``multivariate_normal`` with its default ``check_valid="warn"`` (a Python
-warning depending on the values).  tests/compiler/test_draws.py checks the rule against
+array, which the tracker treats like item assignment), and ``multivariate_normal`` with
+its default ``check_valid="warn"`` (a Python warning depending on the values).  tests/compiler/test_draws.py checks the rule against
 NumPy on random arguments (hypothesis), on NumPy 1.24 and 2.x.
 """
 from __future__ import annotations
