@@ -347,7 +347,9 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
         graph_call = GraphCall(input_exprs, len(cg.outputs),
                                on_graph_error=native_call_body(fn.__code__) if fallible else None,
                                written_inputs=written if fallible else (),
-                               errstate_overrides=tuple(tx.errstate_overrides))
+                               errstate_overrides=tuple(tx.errstate_overrides),
+                               generators=[expr for expr, node in zip(input_exprs, graph.placeholders)
+                                           if node.meta.kind == "generator"])
         event.graph_count = 1
         event.graph_node_count = len(graph.call_nodes)
         event.graph_hashes = [graph.graph_hash()]

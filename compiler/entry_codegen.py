@@ -44,6 +44,9 @@ What makes the native re-run exact:
 * in-place writes the graph makes into input arrays are undone: each input
   the graph writes is copied before the graph runs and copied back when it
   fails, so the native run sees the caller's values, and writes once;
+* draws from a ``numpy.random.Generator`` the graph made are undone the same way: the
+  state of each generator it draws from is read before the graph runs and put back when
+  it fails (compiler.ops.draws), so the native run draws the same numbers, once;
 * the native call is made after the ``try`` statement, not in its ``except``
   clause, so the program's own exceptions do not get the graph's failure as
   their ``__context__`` and ``sys.exc_info()`` inside it is the caller's;
@@ -74,6 +77,7 @@ from .exc import BackendUnavailable
 from .generated_code import compile_generated, unique_filename
 from .graph import Node
 from .guards import Guard, Namespace, held_weakly
+from .ops import draws
 from .sources import ClosureSource, Source, local_param_name
 
 MISS = object()
@@ -212,8 +216,13 @@ class GraphCall:
     def __init__(self, input_exprs: Sequence[str], n_outputs: int, *,
                  on_graph_error: Optional[Sequence[str]] = None,
                  written_inputs: Sequence[str] = (),
-                 errstate_overrides: Tuple[Dict[str, str], ...] = ()) -> None:
+                 errstate_overrides: Tuple[Dict[str, str], ...] = (),
+                 generators: Sequence[str] = ()) -> None:
         self.input_exprs = list(input_exprs)
+        # numpy.random.Generator inputs the graph draws from (compiler.ops.draws): their
+        # state is read before the graph runs and put back if it fails, so that the native
+        # run draws the numbers plain execution draws.
+        self.generators = list(generators)
         self.errstate_overrides = tuple(errstate_overrides)   # traced np.errstate blocks
         self.n_outputs = n_outputs
         self.on_graph_error = list(on_graph_error) if on_graph_error else None
@@ -226,6 +235,7 @@ class GraphCall:
         if not self.on_graph_error:
             return [call]
         lines = [f"_sn{k} = {expr}.copy()" for k, expr in enumerate(self.written_inputs)]
+        lines += [f"_gs{k} = _draw_snapshot({expr})" for k, expr in enumerate(self.generators)]
         lines += [f"with _strict_errstate({self.errstate_overrides!r}):" if self.errstate_overrides
                   else "with _strict_errstate():",
                   "    try:",
@@ -239,6 +249,7 @@ class GraphCall:
                   "        _gf = False",
                   "if _gf:"]
         lines += [f"    {expr}[...] = _sn{k}" for k, expr in enumerate(self.written_inputs)]
+        lines += [f"    _draw_restore({expr}, _gs{k})" for k, expr in reversed(list(enumerate(self.generators)))]
         lines += ["    " + line for line in self.on_graph_error]
         return lines
 
@@ -367,6 +378,8 @@ def compile_entry(source: str, ns: Namespace, scope_extra: Dict[str, Any], label
     scope["_MISS"] = MISS
     scope["_strict_errstate"] = strict_errstate
     scope["_BackendUnavailable"] = BackendUnavailable
+    scope["_draw_snapshot"] = draws.snapshot
+    scope["_draw_restore"] = draws.restore
     # Tracebacks and debuggers show the generated source of the entry.
     exec(compile_generated(source, unique_filename(label)), scope)
     return scope["__entry"]

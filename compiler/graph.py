@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from compiler.ops.opinfo import OpInfo
 
 _LAYOUTS = ("C", "F", "A")
-_KINDS = ("array", "scalar", "python")
+_KINDS = ("array", "scalar", "python", "generator")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,9 @@ class TensorMeta:
     # "array": an np.ndarray (0-d included); "scalar": a NumPy scalar such as
     # the np.float64 that x.sum() returns; "python": a Python int or float graph input (a
     # dynamic scalar, compiler.variables.scalars), whose dtype is the one NumPy's casting
-    # gives its value (numpy.min_scalar_type under NumPy 1.x, else int64 / float64).
+    # gives its value (numpy.min_scalar_type under NumPy 1.x, else int64 / float64);
+    # "generator": a numpy.random.Generator graph input, the first argument of draws
+    # (compiler.ops.draws; dtype object, shape ()).
     kind: str = "array"
     # "C" or "F" contiguous, or "A" (neither, or not known statically: the
     # metadata of a call node is a hint, the placeholders' is exact).

@@ -50,6 +50,8 @@ def format_meta(meta: Any) -> str:
     dims = ", ".join(str(d) for d in meta.shape)
     if meta.kind == "scalar":
         return f"{dtype_name(meta.dtype)} scalar"
+    if meta.kind == "generator":
+        return "numpy.random.Generator"
     if meta.kind == "python":  # the same text under either NumPy casting rule
         return f"python {python_scalar_type(meta.dtype).__name__}"
     return f"{dtype_name(meta.dtype)}[{dims}]"

@@ -34,6 +34,8 @@ from typing import Any, Callable, Dict, Optional, Tuple
 
 import opcode_tables
 
+from .ops.catalog import INLINED
+
 _disabled: Dict[int, Any] = {}
 _allowed: Dict[int, Any] = {}
 
@@ -113,6 +115,22 @@ def is_library_file(filename: str) -> bool:
 # Library classes traced like user code: small, pure, and modelled exactly by inlining
 # their methods (module, class qualname).  Anything else of the library runs natively.
 INLINED_LIBRARY_CLASSES = frozenset({("contextlib", "nullcontext"), ("contextlib", "suppress")})
+
+
+def inlined_numpy_function(value: Any) -> Optional[Tuple[str, Any]]:
+    """(name, dispatched argument) when ``value`` is a NumPy function whose source the tracer
+    inlines (compiler.ops.catalog.INLINED), else None."""
+    # By identity: reading an attribute of an arbitrary object could run its own code.
+    found = _INLINED_BY_ID.get(id(value))
+    return (found[1], INLINED[found[1]]) if found is not None and found[0] is value else None
+
+
+def _inlined_by_id() -> Dict[int, Tuple[Any, str]]:
+    import numpy as np
+    return {id(getattr(np, name)): (getattr(np, name), name) for name in INLINED if hasattr(np, name)}
+
+
+_INLINED_BY_ID = _inlined_by_id()
 
 
 def _inlined_library_member(module: Any, qualname: str) -> bool:

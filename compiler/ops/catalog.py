@@ -20,13 +20,14 @@ values, so each function was classified by reading it):
 * ``EXCLUDED``: every other public callable, with the reason it is not captured
   (data-dependent shapes or dtypes, Python callables, I/O, ...).
 
-Functions that write into an argument are compiler.ops.inplace; ``np.empty`` and
+``INLINED`` functions are traced through their own source (np.fromfunction).  Functions
+that write into an argument are compiler.ops.inplace; ``np.empty`` and
 ``np.empty_like`` are compiler.ops.creation.
   compiler.ops.coverage reports them.
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -73,6 +74,12 @@ EVALUATED: Dict[str, str] = {
     "tril_indices_from": "creation", "triu_indices_from": "creation",
     # meshgrid(..., copy=False) returns views of its arguments
     "meshgrid": "shape",
+    # views of an argument's memory (an array's buffer or DLPack capsule)
+    "frombuffer": "shape", "from_dlpack": "shape",
+    # parsed from a constant string (sep != "")
+    "fromstring": "creation",
+    # 1-d real roots only (refusals: compiler.ops.evaluated)
+    "poly": "other",
 }
 
 # numpy.linalg, on identity stand-ins: name -> kind
@@ -93,6 +100,15 @@ TENSOR_LINALG = ("tensorinv", "tensorsolve")
 # numpy.fft functions that build an array from constants only
 _FFT_CREATION = ("fftfreq", "rfftfreq")
 
+# NumPy functions written in Python whose own source the tracer inlines (compiler.trace_rules),
+# because all they do is the program's work in a NumPy spelling: ``np.fromfunction(f, shape)``
+# is ``f(*np.indices(shape))``; ``np.apply_over_axes(f, a, axes)`` calls ``f(a, axis)`` per
+# axis with ``np.expand_dims``.  name -> (position, keyword) of the one argument NumPy's
+# ``__array_function__`` dispatch looks at, or None where the function is not dispatched:
+# the implementation is inlined only where NumPy itself would call it (an ndarray, a Python
+# value), never for an object that overrides the dispatch.
+INLINED: Dict[str, Optional[Tuple[int, str]]] = {"fromfunction": None, "apply_over_axes": (1, "a")}
+
 EXCLUDED: Dict[str, str] = {}
 
 
@@ -107,12 +123,12 @@ _exclude("the result's shape depends on the values", "nonzero", "flatnonzero", "
          "polydiv", "roots", "linalg.lstsq")
 _exclude("its result nests a list of arrays in a tuple, which graph values do not describe",
          "histogramdd")
-_exclude("the result's dtype depends on the values (real or complex)", "real_if_close", "poly",
+_exclude("the result's dtype depends on the values (real or complex)", "real_if_close",
          "linalg.eig", "linalg.eigvals")
 _exclude("it issues a Python warning depending on the values", "polyfit", "nanpercentile",
          "nanquantile")
 _exclude("it calls a Python function (which would run on stand-ins at trace time)",
-         "apply_along_axis", "apply_over_axes", "fromfunction", "frompyfunc", "piecewise",
+         "apply_along_axis", "frompyfunc", "piecewise",
          "mask_indices", "vectorize")
 _exclude("deprecated on the NumPy releases that have it (it warns; use the function it names)",
          "row_stack", "fastCopyAndTranspose", "msort")
@@ -123,16 +139,16 @@ _exclude("it returns a Python object computed from the values (str, bool, iterat
          "array2string", "array_repr", "array_str", "array_equal", "array_equiv", "allclose",
          "nested_iters", "asscalar")
 _exclude("the result is an ndarray subclass (np.matrix)", "asmatrix", "bmat", "mat")
-_exclude("input / output or external memory", "frombuffer", "fromfile", "fromiter", "fromregex",
-         "fromstring", "genfromtxt", "load", "loadtxt", "save", "savetxt", "savez",
-         "savez_compressed", "from_dlpack", "recfromcsv", "recfromtxt", "fromregex")
-_exclude("datetime and business-day functions (datetime arrays are not traced)",
-         "busday_count", "busday_offset", "is_busday", "datetime_as_string", "datetime_data")
+_exclude("input / output or external memory", "fromfile", "fromiter", "fromregex",
+         "genfromtxt", "load", "loadtxt", "save", "savetxt", "savez",
+         "savez_compressed", "recfromcsv", "recfromtxt", "fromregex")
+_exclude("it returns an array of strings (datetime and string arrays are not traced)",
+         "datetime_as_string")
 _exclude("configuration, documentation or introspection of the interpreter, not array work",
-         "get_include", "get_printoptions", "getbufsize", "geterr", "geterrcall", "printoptions",
+         "get_printoptions", "getbufsize", "geterr", "geterrcall", "printoptions",
          "set_printoptions", "setbufsize", "seterr", "seterrcall", "show_config",
          "show_runtime", "info", "test", "lookfor", "who", "source", "disp", "deprecate",
-         "deprecate_with_doc", "safe_eval", "add_newdoc", "add_docstring",
+         "deprecate_with_doc", "add_newdoc", "add_docstring",
          "add_newdoc_ufunc", "set_string_function", "get_array_wrap", "set_numeric_ops",
          "geterrobj", "seterrobj",
          "linalg.test", "fft.test")

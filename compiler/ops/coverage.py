@@ -6,11 +6,11 @@
 The denominators come from NumPy itself: the public callables of ``numpy``,
 ``numpy.linalg`` and ``numpy.fft`` (names without a leading underscore whose value is
 callable and is neither a class nor a module), the public methods of
-``numpy.random.Generator``, and the methods (``reduce``, ``accumulate``, ``outer``,
+``numpy.random.Generator`` (draws: compiler.ops.draws), and the methods (``reduce``, ``accumulate``, ``outer``,
 ``reduceat``, ``at``) of every ufunc in ``numpy`` that has them (binary ufuncs with one
 output; ``at`` for every ufunc with one output).  A callable counts as covered when the tracer can put a
 call of it into a graph (or answer it at trace time: compiler.ops.queries), that is when
-the allowlist has an entry for it.  An entry may still refuse particular arguments (a
+the allowlist has an entry for it, or when the tracer inlines its source (catalog.INLINED).  An entry may still refuse particular arguments (a
 data-dependent shape), which runs that call natively.
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
-from compiler.ops.catalog import EXCLUDED, public_names
+from compiler.ops.catalog import EXCLUDED, INLINED, public_names
+from compiler.ops.draws import DRAW_EXCLUDED, draw_op
 from compiler.ops.queries import DEPRECATED_HERE
 from compiler.ops.registry import lookup_function
 from compiler.ops.ufunc_methods import METHOD_NAMES
@@ -50,15 +51,20 @@ class NamespaceCoverage:
 def _namespace(name: str, module: types.ModuleType) -> NamespaceCoverage:
     covered, missing = [], []
     for attr in public_names(module):
-        (covered if lookup_function(getattr(module, attr)) is not None else missing).append(attr)
+        # an inlined function (catalog.INLINED) puts its work into the graph through its source
+        captured = lookup_function(getattr(module, attr)) is not None or \
+            (module is np and attr in INLINED)
+        (covered if captured else missing).append(attr)
     return NamespaceCoverage(name, covered, missing)
 
 
 def _generator_methods() -> NamespaceCoverage:
     names = [n for n in dir(np.random.Generator)
              if not n.startswith("_") and callable(getattr(np.random.Generator, n))]
-    # Generator methods run natively (see compiler.ops.catalog): none is a graph op yet.
-    return NamespaceCoverage("numpy.random.Generator", [], names)
+    # Draws are graph ops with the generator as an input (compiler.ops.draws).
+    covered = [n for n in names if draw_op(n) is not None]
+    return NamespaceCoverage("numpy.random.Generator", covered,
+                             [n for n in names if draw_op(n) is None])
 
 
 def _ufunc_methods() -> NamespaceCoverage:
@@ -89,8 +95,7 @@ def exclusion_reason(namespace: str, name: str) -> Optional[str]:
     """Why a public callable is deliberately not captured, or None if it is merely missing."""
     prefix = namespace[len("numpy."):] + "." if namespace.startswith("numpy.") else ""
     if namespace == "numpy.random.Generator":
-        return ("stateful: calls must run in program order on the caller's generator; they "
-                "run natively at a graph break, never in a graph")
+        return DRAW_EXCLUDED.get(name)
     return EXCLUDED.get(prefix + name) or (DEPRECATED_HERE.get(name) if not prefix else None)
 
 

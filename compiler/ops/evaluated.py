@@ -264,6 +264,14 @@ def refuse_weights(op: Any, args: tuple, kwargs: dict) -> None:
                           "weights; it runs natively")
 
 
+def refuse_complex_or_square_roots(op: Any, args: tuple, kwargs: dict) -> None:
+    """np.poly's result is complex or real depending on whether complex roots pair up (a
+    complex argument, or the eigenvalues of a square matrix): only 1-d real roots."""
+    if any(m.dtype.kind == "c" or m.ndim >= 2 for m in metas_in((args, kwargs))):
+        raise Unsupported(f"{op.name}: complex roots or a square matrix give a real or complex "
+                          "result depending on the values; it runs natively")
+
+
 REFUSALS: Dict[str, Callable] = {
     "compress": refuse_array_argument(0, "condition", "an array condition selects a "
                                                       "data-dependent number of items"),
@@ -278,4 +286,5 @@ REFUSALS: Dict[str, Callable] = {
     "histogram_bin_edges": refuse_string_bins,
     "ix_": refuse_boolean_arrays,
     "cov": refuse_weights,
+    "poly": refuse_complex_or_square_roots,
 }

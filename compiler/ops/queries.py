@@ -2,8 +2,9 @@
 ``np.ndim``, ``np.size``, ``np.result_type``, ``np.can_cast``, ``np.iscomplexobj``,
 ``np.einsum_path`` (a contraction order chosen from the operands' shapes) ...
 
-Pure functions of Python values (``np.binary_repr``, ``np.format_float_positional``) are
-here too: on constants they are folded like any NumPy call on constants; on values
+Pure functions of Python values (``np.binary_repr``, ``np.format_float_positional``,
+``np.busday_count`` of date strings, ``np.datetime_data`` of a dtype, ``np.safe_eval`` of
+a literal, ``np.get_include()`` of nothing) are here too: on constants they are folded like any NumPy call on constants; on values
 computed in the graph their answer depends on the values, which the check below refuses.
 
 Their answer depends on the arguments' shapes, dtypes and kinds (NumPy scalar or array),
@@ -32,9 +33,14 @@ QUERY_NAMES = ("shape", "ndim", "size", "iscomplexobj", "isrealobj", "isscalar",
                "mintypecode", "issubdtype", "isdtype", "typename", "broadcast_shapes",
                "issctype", "obj2sctype", "sctype2char", "maximum_sctype", "issubsctype",
                "issubclass_", "find_common_type", "einsum_path", "binary_repr", "base_repr",
-               "format_float_positional", "format_float_scientific")
+               "format_float_positional", "format_float_scientific",
+               # pure functions of Python values and dtypes: folded on constants (datetime
+               # arrays are not traced, so on graph values they are refused)
+               "datetime_data", "busday_count", "busday_offset", "is_busday", "get_include",
+               "safe_eval")
 
-_CONSTANT_TYPES = (bool, int, float, str, np.dtype, type(None))
+# (NumPy scalars: np.busday_count's np.int64, np.busday_offset's np.datetime64)
+_CONSTANT_TYPES = (bool, int, float, str, np.dtype, type(None), np.generic)
 
 
 def _filled(meta: TensorMeta, value: Any) -> Any:
@@ -79,7 +85,8 @@ def query_rule(op: OpInfo, args: tuple, kwargs: dict) -> Any:
 # name -> a call that warns where NumPy deprecates the function (np.typename from 2.5, the
 # 1.x spellings np.trapz and np.in1d on the 2.x releases that still have them): such a
 # function is left out of the allowlist (every call would be refused anyway)
-_DEPRECATION_PROBES = {"typename": ("d",), "trapz": (np.zeros(2),), "in1d": (np.zeros(1), np.zeros(1))}
+_DEPRECATION_PROBES = {"typename": ("d",), "trapz": (np.zeros(2),), "in1d": (np.zeros(1), np.zeros(1)),
+                       "safe_eval": ("1",)}
 
 
 def _deprecated_here(name: str) -> bool:

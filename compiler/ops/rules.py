@@ -342,11 +342,11 @@ def _is_number_sequence(value: Any) -> bool:
 
 
 def constant_array_rule(op: Any, args: tuple, kwargs: dict) -> Any:
-    """array / asarray of a constant nested list or tuple of Python numbers (the
+    """array / asarray of a constant Python number or nested list or tuple of them (the
     constant is small: it is written in the program), with an optional dtype."""
     bound = shapes.bind(("object", "dtype"), args, kwargs, op.name)
     value = bound.get("object")
-    if not isinstance(value, (tuple, list)) or not _is_number_sequence(value):
+    if not _is_number_sequence(value):
         raise Unsupported(f"{op.name}: only a constant (nested) list or tuple of numbers is "
                           "captured; arrays and other objects run natively")
     meta = evaluate_full(op.fn, args, kwargs, op.name)

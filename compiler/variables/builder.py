@@ -28,10 +28,11 @@ from .array import ArrayVariable
 from .base import VariableTracker
 from .builtins import BuiltinVariable
 from .constant import ConstantVariable
+from .draws import GeneratorVariable
 from .containers import DictVariable, ListVariable, NamedTupleVariable, SetVariable, TupleVariable
 from .errstate import ErrstateClassVariable
 from .functions import BoundMethodVariable, LocalFunctionVariable, PartialVariable, UserFunctionVariable
-from .numpy_functions import NumpyFunctionVariable, lookup_numpy_op
+from .numpy_functions import InlinedNumpyFunctionVariable, NumpyFunctionVariable, lookup_numpy_op
 from .scalars import DynamicScalarVariable, dynamic_dtype
 from .resume_prologue import NullCarrierClassVariable, OpaqueArrayVariable, TypedOpaqueVariable
 from .user_objects import (ModuleVariable, NamedTupleClassVariable, OpaqueCallableVariable, UserClassVariable,
@@ -280,6 +281,9 @@ def _wrap(output, value, source, guards) -> VariableTracker:
     allowed = trace_rules.allowed_opinfo(value)
     if allowed is not None:
         return NumpyFunctionVariable(value, allowed, source)
+    inlined = trace_rules.inlined_numpy_function(value)
+    if inlined is not None:
+        return InlinedNumpyFunctionVariable(value, inlined[1], source)
     if trace_rules.is_disabled(value):
         return OpaqueCallableVariable(value, source, "disabled with compiler.disable")
     if tp is types.FunctionType:
@@ -351,6 +355,8 @@ def _wrap(output, value, source, guards) -> VariableTracker:
         return TypedOpaqueVariable(tp, source)
     if guards is not None:
         guards.type_match(source, tp)
+    if tp is np.random.Generator and source is not None:
+        return GeneratorVariable(value, source)   # its draws are graph ops
     return UserObjectVariable(value, source)
 
 

@@ -54,6 +54,9 @@ class NumpyFunctionVariable(FixedObjectVariable):
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
         if "out" in kwargs:
             raise Unsupported(f"{self.op.name}(..., out=...) writes into an existing array (a side effect)")
+        if self.op.name == "numpy.asarray" and len(args) == 1 and not kwargs and \
+                isinstance(args[0], ArrayVariable) and args[0].meta.kind == "array":
+            return args[0]   # np.asarray of an ndarray is that array itself (identity kept)
         values = list(args) + list(kwargs.values())
         if not _has_array(values) and self.op.kind != "creation" and all_constant(values):
             return _fold(tx, self.fn, args, kwargs)
@@ -62,6 +65,39 @@ class NumpyFunctionVariable(FixedObjectVariable):
         if self.op.inplace:
             return _write_in_place(tx, self.op, args, kwargs)
         return call_op(tx, self.op, list(args), dict(kwargs))
+
+
+class InlinedNumpyFunctionVariable(FixedObjectVariable):
+    """A NumPy function written in Python whose source is traced (compiler.ops.catalog.INLINED).
+    A function NumPy dispatches through ``__array_function__`` is inlined as its
+    implementation only where the dispatched argument is an array of the trace or a Python
+    value (then NumPy calls the implementation itself); otherwise the call breaks."""
+
+    def __init__(self, fn: Any, dispatched: Optional[tuple], source=None) -> None:
+        super().__init__(source)
+        self.fn = fn
+        self.dispatched = dispatched
+
+    def describe(self) -> str:
+        return f"NumPy function {getattr(self.fn, '__name__', self.fn)} (inlined)"
+
+    def fixed_object(self) -> Any:
+        return self.fn
+
+    def call(self, tx: Translator, args, kwargs) -> VariableTracker:
+        from ..sources import AttrSource
+        from .functions import UserFunctionVariable
+        if self.dispatched is None:
+            return UserFunctionVariable(self.fn, self.source).call(tx, args, kwargs)
+        position, keyword = self.dispatched
+        relevant = kwargs.get(keyword, args[position] if len(args) > position else None)
+        if not (isinstance(relevant, (ArrayVariable, BaseListVariable)) or
+                (relevant is not None and relevant.is_python_constant())):
+            raise Unsupported(f"{self.describe()}: its argument {keyword!r} may override NumPy's "
+                              "dispatch (__array_function__); it runs natively")
+        implementation = self.fn._implementation
+        source = AttrSource(self.source, "_implementation") if self.source is not None else None
+        return UserFunctionVariable(implementation, source).call(tx, args, kwargs)
 
 
 def _query(tx: Translator, op, args, kwargs) -> VariableTracker:
@@ -99,7 +135,7 @@ def _fold(tx: Translator, fn, args, kwargs) -> VariableTracker:
     if isinstance(value, (np.generic, np.dtype, int, float, complex, bool, str)) or value is None \
             or (isinstance(value, type) and issubclass(value, np.generic)):  # np.obj2sctype
         return ConstantVariable(value)
-    if isinstance(value, (tuple, list)) and all(isinstance(v, (np.generic, int, float, bool)) for v in value):
+    if isinstance(value, (tuple, list)) and all(isinstance(v, (np.generic, int, float, bool, str)) for v in value):
         return tx.output.wrap_constant_result(value)
     raise Unsupported(f"{getattr(fn, '__name__', fn)} on constants produced a "
                       f"{type(value).__name__}, which cannot be a graph constant")

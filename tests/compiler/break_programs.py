@@ -715,19 +715,20 @@ def array_and_generator(variants: Sequence[Any] = VARIANTS_1D) -> List[Call]:
     return [Call((arr(*v), np.random.default_rng(v[2]))) for v in variants]
 
 
-@program(array_and_generator, ["Generator"], "unsupported_call")
+@program(array_and_generator, ["bit_generator"], "unsupported_call")
 def generator_methods_passed_in(x, rng):
     y = x * 2.0
-    z = rng.normal(size=x.shape)  # BREAK
-    u = rng.uniform(0.0, 1.0, 3)  # BREAK
-    return y + z, u.sum() + y, rng.bit_generator.state["state"]
+    z = rng.normal(size=x.shape)  # a draw in the graph (compiler.ops.draws)
+    u = rng.uniform(0.0, 1.0, 3)
+    s = rng.bit_generator.state["state"]  # BREAK
+    return y + z, u.sum() + y, s, rng.normal(size=2)
 
 
-@program(array_and_generator, ["Generator"], "loop", loop=True)
+@program(array_and_generator, ["float"], "loop", loop=True)
 def loop_generator_noise_per_step(x, rng):
     trace = []
     for i in range(4):
-        x = x * 0.5 + rng.standard_normal(x.shape)  # BREAK
+        x = x * 0.5 + rng.standard_normal(x.shape)
         trace.append(float(x.sum()))  # BREAK
     return x, trace
 

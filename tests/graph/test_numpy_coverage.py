@@ -8,7 +8,7 @@ import pytest
 
 import compiler.ops as ops
 from compiler.ops import coverage
-from compiler.ops.catalog import EXCLUDED, public_names
+from compiler.ops.catalog import EXCLUDED, INLINED, public_names
 
 
 def test_denominators_are_numpys_public_callables():
@@ -25,7 +25,8 @@ def test_denominators_are_numpys_public_callables():
 def test_covered_means_allow_listed_and_missing_means_not():
     for name, ns in (("numpy", np), ("numpy.linalg", np.linalg), ("numpy.fft", np.fft)):
         result = coverage.numpy_coverage()[name]
-        assert all(ops.lookup_function(getattr(ns, n)) is not None for n in result.covered)
+        assert all(ops.lookup_function(getattr(ns, n)) is not None or (ns is np and n in INLINED)
+                   for n in result.covered)
         assert all(ops.lookup_function(getattr(ns, n)) is None for n in result.missing)
 
 
@@ -52,7 +53,8 @@ def test_coverage_reached():
     assert found["numpy.fft"].percent > 90
     assert found["numpy.linalg"].percent >= 80
     assert found["ufunc methods"].percent == 100
-    assert found["numpy"].percent >= 75
+    assert found["numpy"].percent >= 80
+    assert found["numpy.random.Generator"].percent >= 80
 
 
 def test_cli_prints_one_line_per_namespace_and_the_reasons():

@@ -164,6 +164,11 @@ class TritonBackend(Backend):
     def lower(self, graph: Graph) -> Program:
         """The graph as kernels; raises NotLowerable naming the first op that has no lowering."""
         check_graph(graph, self.name)
+        if any(node.meta.kind == "generator" for node in graph.placeholders):
+            # Draws run on NumPy's generator in program order, even when their result is
+            # unused (kernels keep only what an output needs): the whole graph runs eagerly.
+            raise NotLowerable("the graph draws from a numpy.random.Generator (draws run on "
+                               "the eager backend)")
         # Kernels, buffers and launch grids are sized at generation: dynamic dimensions are
         # specialized (guarded) first.
         graph.specialize_shapes("the triton backend sizes kernels and buffers when generating them")
