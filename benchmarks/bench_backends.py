@@ -1,6 +1,6 @@
 """Backends against plain NumPy, numexpr and numba, on one thread, side by side in one run.
 
-    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7] [--json OUT] [--quick]
+    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7] [--json OUT] [--quick] [--no-numba]
 
 Part 1, the CPU roofline: two chains over two float64 inputs, ``a*1.5 + b*b -
 0.5*a*b + 2`` (memory-bound) and ``sin(a) * exp(b * 0.5) + a`` (compute-bound), at
@@ -8,11 +8,18 @@ Part 1, the CPU roofline: two chains over two float64 inputs, ``a*1.5 + b*b -
 (``set_num_threads(1)``), a hand-written numba loop, and our backends on the same
 captured graph: eager, numpy (with its numba loops where numba is installed) and
 numpy with blocked NumPy only, and the whole compiled function (numpy backend: guards
-and error state included).  Each is given as a ratio to plain NumPy and as
+and error state included; one function called at every size, so that from the second
+size on it runs the entry automatic dynamic shapes compiled for any size).  Each is given as a ratio to plain NumPy and as
 achieved GB/s (the bytes the chain must move: each input read once, the result
-written once), next to the machine's copy bandwidth (np.copyto of 1e7 float64,
-read + write).  numexpr or numba missing: their columns say so.  ``--json`` writes
-these figures (for the matrix history).
+written once), from the best round (the median round is printed too, for the
+spread), next to the machine's copy bandwidth (np.copyto of 1e7 float64,
+read + write).  numexpr or numba missing: their columns say so.  Each row also
+gives our numpy backend and compiled function against the faster of numexpr and
+the numba loop.  ``--no-numba`` (or ``TRACEMATRIX_NO_NUMBA=1``) sets
+``compiler.config.use_numba = False``: our backend and the compiled function then
+run the pure-NumPy path, as where numba is not installed (the hand-written numba
+loop stays as a contender where numba is importable).  ``--json`` writes these
+figures (for the matrix history).
 
 Part 2, the numpy backend's own workloads:
 
@@ -36,6 +43,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
 import timeit  # noqa: E402
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
@@ -150,14 +158,18 @@ def layer_norm_graph(shape: Tuple[int, int]) -> Graph:
 
 
 def best_times(contenders: Dict[str, Callable[[], object]], repeat: int,
-               number: int = 5) -> Dict[str, float]:
-    """Best seconds per call of each contender, rounds interleaved."""
+               number: int = 5, rounds: Optional[Dict[str, List[float]]] = None) -> Dict[str, float]:
+    """Best seconds per call of each contender, rounds interleaved (every round's figure
+    appended to ``rounds[name]`` where given, for the spread)."""
     best = {name: float("inf") for name in contenders}
     for fn in contenders.values():
         fn()  # warm up (page in, caches, numba's compile)
     for _ in range(repeat):
         for name, fn in contenders.items():
-            best[name] = min(best[name], timeit.timeit(fn, number=number) / number)
+            seconds = timeit.timeit(fn, number=number) / number
+            best[name] = min(best[name], seconds)
+            if rounds is not None:
+                rounds.setdefault(name, []).append(seconds)
     return best
 
 
@@ -266,17 +278,33 @@ def roofline(repeat: int, sizes: List[int]) -> Dict[str, Any]:
                 for name, fn in contenders.items():
                     np.testing.assert_allclose(fn(), expected, rtol=1e-12, err_msg=name)
                 # Enough calls per round that the allocator settles after the contender before
-                # (a fresh 8 MB result faults its pages in when the heap was just trimmed).
-                times = best_times(contenders, repeat, number=max(3, 20_000_000 // size))
+                # (a fresh 8 MB result faults its pages in when the heap was just trimmed).  The
+                # eager backend runs in rounds of its own: after its seven whole-array
+                # temporaries per call, whichever contender followed it in a round was 20%
+                # slower for the whole round at 1e6 (measured with every order of contenders).
+                apart = {"eager backend": contenders.pop("eager backend")}
+                rounds: Dict[str, List[float]] = {}
+                number = max(3, 20_000_000 // size)
+                times = best_times(contenders, repeat, number=number, rounds=rounds)
+                times.update(best_times(apart, repeat, number=number, rounds=rounds))
             moved = 3 * a.nbytes  # a and b read, the result written
             print(f"\n{title}, {size:.0e} float64 elements")
             row = {"chain": kind, "size": size, "bytes": moved, "contenders": {}}
             for name, seconds in times.items():
                 speed = times["plain NumPy"] / seconds
                 rate = moved / seconds / 1e9
-                print(f"  {name:36s} {seconds * 1e3:9.3f} ms  {speed:5.2f}x plain NumPy  "
-                      f"{rate:6.2f} GB/s ({rate / bandwidth:4.0%} of copy)")
-                row["contenders"][name] = {"seconds": seconds, "vs_plain": speed, "gbs": rate}
+                median = statistics.median(rounds[name])
+                print(f"  {name:36s} {seconds * 1e3:9.3f} ms (median {median * 1e3:9.3f})  "
+                      f"{speed:5.2f}x plain NumPy  {rate:6.2f} GB/s ({rate / bandwidth:4.0%} of copy)")
+                row["contenders"][name] = {"seconds": seconds, "median_seconds": median,
+                                           "vs_plain": speed, "gbs": rate}
+            others = [times[n] for n in ("numexpr", "numba loop") if n in times]
+            if others:
+                for name in ("numpy backend", "compiled function (numpy backend)"):
+                    row["contenders"][name]["vs_faster_of_numexpr_numba"] = min(others) / times[name]
+                print("  vs the faster of numexpr / numba loop: numpy backend "
+                      f"{min(others) / times['numpy backend']:.2f}x, compiled function "
+                      f"{min(others) / times['compiled function (numpy backend)']:.2f}x")
             figures["chains"].append(row)
     return figures
 
@@ -313,12 +341,17 @@ def main(argv: List[str] = None) -> None:
     parser.add_argument("--repeat", type=int, default=7, help="rounds per contender (best is kept)")
     parser.add_argument("--json", metavar="OUT", help="write the roofline figures to OUT")
     parser.add_argument("--quick", action="store_true", help="the roofline chains only")
+    parser.add_argument("--no-numba", action="store_true",
+                        help="our backend without its numba loops (compiler.config.use_numba = False)")
     args = parser.parse_args(argv)
+    if args.no_numba:
+        compiler.config.use_numba = False
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
-          f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1)")
+          f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1), our numba loops "
+          f"{'on' if compiler.config.use_numba else 'off'}")
     figures = roofline(args.repeat, [100_000, 1_000_000, 10_000_000])
     figures.update(python=platform.python_version(), numpy=np.__version__, machine=platform.machine(),
-                   node=platform.node(), repeat=args.repeat)
+                   node=platform.node(), repeat=args.repeat, use_numba=compiler.config.use_numba)
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)

@@ -5,6 +5,9 @@ generated programs cross many block boundaries; the numba loop runs where numba 
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -306,3 +309,23 @@ def test_error_modes_follow_every_change_of_the_error_state():
     finally:
         np.seterr(**old)
     assert error_modes() == np.geterr()
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_config_use_numba_chooses_the_path(tiny_blocks, monkeypatch, use_numba):
+    from compiler import config
+    made = []
+    monkeypatch.setattr(numba_kernels, "numba_available", lambda: True)
+    monkeypatch.setattr(numba_kernels, "NumbaKernel", lambda *args: made.append(args))
+    monkeypatch.setattr(config, "use_numba", use_numba)
+    compiled = get_backend("numpy").compile(_chain((20,), np.dtype(np.float64)))
+    assert "_k_group1(" in compiled.source and "def _blocked_group1" in compiled.source
+    assert len(made) == (1 if use_numba else 0)
+
+
+def test_the_environment_switches_numba_off():
+    env = dict(os.environ, TRACEMATRIX_NO_NUMBA="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", "import compiler; print(compiler.config.use_numba)"],
+                         env=env, cwd=root, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
