@@ -1,6 +1,7 @@
 """Backends against plain NumPy, numexpr and numba, on one thread, side by side in one run.
 
     PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7] [--json OUT] [--quick] [--no-numba]
+                                                     [--cpu-time] [--sizes 1e5,1e6,1e7]
 
 Part 1, the CPU roofline: two chains over two float64 inputs, ``a*1.5 + b*b -
 0.5*a*b + 2`` (memory-bound) and ``sin(a) * exp(b * 0.5) + a`` (compute-bound), at
@@ -15,11 +16,15 @@ written once), from the best round (the median round is printed too, for the
 spread), next to the machine's copy bandwidth (np.copyto of 1e7 float64,
 read + write).  numexpr or numba missing: their columns say so.  Each row also
 gives our numpy backend and compiled function against the faster of numexpr and
-the numba loop.  ``--no-numba`` (or ``TRACEMATRIX_NO_NUMBA=1``) sets
+the numba loop: from the best rounds, and as the median of per-round ratios (the
+rounds are interleaved, so one round's figures met the same load of a shared machine).  ``--no-numba`` (or ``TRACEMATRIX_NO_NUMBA=1``) sets
 ``compiler.config.use_numba = False``: our backend and the compiled function then
 run the pure-NumPy path, as where numba is not installed (the hand-written numba
 loop stays as a contender where numba is importable).  ``--json`` writes these
-figures (for the matrix history).
+figures (for the matrix history).  ``--cpu-time`` times with the process's CPU time
+(``time.process_time``, every thread) instead of wall time: on a machine shared with
+other work, the time the benchmark waits descheduled is left out (caches and memory
+bandwidth are still shared).
 
 Part 2, the numpy backend's own workloads:
 
@@ -45,6 +50,7 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 import timeit  # noqa: E402
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
 
@@ -157,6 +163,10 @@ def layer_norm_graph(shape: Tuple[int, int]) -> Graph:
     return b.done(b.op("add", b.op("mul", y, w), bias))
 
 
+# The clock of every timing: wall time, or with --cpu-time this process's CPU time.
+_TIMER = [time.perf_counter]
+
+
 def best_times(contenders: Dict[str, Callable[[], object]], repeat: int,
                number: int = 5, rounds: Optional[Dict[str, List[float]]] = None) -> Dict[str, float]:
     """Best seconds per call of each contender, rounds interleaved (every round's figure
@@ -166,7 +176,7 @@ def best_times(contenders: Dict[str, Callable[[], object]], repeat: int,
         fn()  # warm up (page in, caches, numba's compile)
     for _ in range(repeat):
         for name, fn in contenders.items():
-            seconds = timeit.timeit(fn, number=number) / number
+            seconds = timeit.timeit(fn, number=number, timer=_TIMER[0]) / number
             best[name] = min(best[name], seconds)
             if rounds is not None:
                 rounds.setdefault(name, []).append(seconds)
@@ -239,7 +249,8 @@ def copy_bandwidth(repeat: int) -> float:
     """GB/s of np.copyto on 1e7 float64 (80 MB read + 80 MB written), best of ``repeat``."""
     src = np.random.default_rng(1).standard_normal(10_000_000)
     dst = np.empty_like(src)
-    seconds = min(timeit.repeat(lambda: np.copyto(dst, src), number=3, repeat=repeat)) / 3
+    seconds = min(timeit.repeat(lambda: np.copyto(dst, src), number=3, repeat=repeat,
+                                timer=_TIMER[0])) / 3
     return 2 * src.nbytes / seconds / 1e9
 
 
@@ -298,13 +309,20 @@ def roofline(repeat: int, sizes: List[int]) -> Dict[str, Any]:
                       f"{speed:5.2f}x plain NumPy  {rate:6.2f} GB/s ({rate / bandwidth:4.0%} of copy)")
                 row["contenders"][name] = {"seconds": seconds, "median_seconds": median,
                                            "vs_plain": speed, "gbs": rate}
-            others = [times[n] for n in ("numexpr", "numba loop") if n in times]
+            others = [n for n in ("numexpr", "numba loop") if n in times]
             if others:
+                print("  vs the faster of numexpr / numba loop (best rounds; per-round ratios: "
+                      "median, min-max):")
                 for name in ("numpy backend", "compiled function (numpy backend)"):
-                    row["contenders"][name]["vs_faster_of_numexpr_numba"] = min(others) / times[name]
-                print("  vs the faster of numexpr / numba loop: numpy backend "
-                      f"{min(others) / times['numpy backend']:.2f}x, compiled function "
-                      f"{min(others) / times['compiled function (numpy backend)']:.2f}x")
+                    best = min(times[n] for n in others) / times[name]
+                    # Rounds are interleaved: one round's figures met the same machine load, so
+                    # their ratio is steadier than a ratio of two best rounds on a shared machine.
+                    paired = sorted(min(rounds[n][i] for n in others) / rounds[name][i]
+                                    for i in range(repeat))
+                    row["contenders"][name].update(vs_faster_of_numexpr_numba=best,
+                                                   vs_faster_per_round=paired)
+                    print(f"    {name:34s} {best:.2f}x; {statistics.median(paired):.2f}x "
+                          f"({paired[0]:.2f}-{paired[-1]:.2f})")
             figures["chains"].append(row)
     return figures
 
@@ -336,6 +354,12 @@ def run_case(title: str, graph: Graph, plain: Dict[str, Callable], inputs: List[
         print(f"  {name:28s} {seconds * 1e3:8.3f} ms{ratio}")
 
 
+def _numba_on() -> bool:
+    # getattr: the script also runs against checkouts from before the setting (PYTHONPATH),
+    # for figures before and after a change in one run.
+    return getattr(compiler.config, "use_numba", True)
+
+
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="rounds per contender (best is kept)")
@@ -343,15 +367,22 @@ def main(argv: List[str] = None) -> None:
     parser.add_argument("--quick", action="store_true", help="the roofline chains only")
     parser.add_argument("--no-numba", action="store_true",
                         help="our backend without its numba loops (compiler.config.use_numba = False)")
+    parser.add_argument("--sizes", default="1e5,1e6,1e7",
+                        help="elements of the roofline chains, comma-separated (default 1e5,1e6,1e7)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with this process's CPU time instead of wall time")
     args = parser.parse_args(argv)
+    if args.cpu_time:
+        _TIMER[0] = time.process_time
     if args.no_numba:
         compiler.config.use_numba = False
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
           f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1), our numba loops "
-          f"{'on' if compiler.config.use_numba else 'off'}")
-    figures = roofline(args.repeat, [100_000, 1_000_000, 10_000_000])
+          f"{'on' if _numba_on() else 'off'}, {'process CPU time' if args.cpu_time else 'wall time'}")
+    figures = roofline(args.repeat, [int(float(size)) for size in args.sizes.split(",")])
     figures.update(python=platform.python_version(), numpy=np.__version__, machine=platform.machine(),
-                   node=platform.node(), repeat=args.repeat, use_numba=compiler.config.use_numba)
+                   node=platform.node(), repeat=args.repeat, use_numba=_numba_on(),
+                   clock="process CPU time" if args.cpu_time else "wall time")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)
