@@ -1,6 +1,7 @@
 """Backends against plain NumPy, numexpr and numba, on one thread, side by side in one run.
 
-    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7] [--json OUT] [--quick]
+    PYTHONPATH=. python benchmarks/bench_backends.py [--repeat 7] [--json OUT] [--quick] [--no-numba]
+                                                     [--cpu-time] [--sizes 1e5,1e6,1e7]
 
 Part 1, the CPU roofline: two chains over two float64 inputs, ``a*1.5 + b*b -
 0.5*a*b + 2`` (memory-bound) and ``sin(a) * exp(b * 0.5) + a`` (compute-bound), at
@@ -8,11 +9,22 @@ Part 1, the CPU roofline: two chains over two float64 inputs, ``a*1.5 + b*b -
 (``set_num_threads(1)``), a hand-written numba loop, and our backends on the same
 captured graph: eager, numpy (with its numba loops where numba is installed) and
 numpy with blocked NumPy only, and the whole compiled function (numpy backend: guards
-and error state included).  Each is given as a ratio to plain NumPy and as
+and error state included; one function called at every size, so that from the second
+size on it runs the entry automatic dynamic shapes compiled for any size).  Each is given as a ratio to plain NumPy and as
 achieved GB/s (the bytes the chain must move: each input read once, the result
-written once), next to the machine's copy bandwidth (np.copyto of 1e7 float64,
-read + write).  numexpr or numba missing: their columns say so.  ``--json`` writes
-these figures (for the matrix history).
+written once), from the best round (the median round is printed too, for the
+spread), next to the machine's copy bandwidth (np.copyto of 1e7 float64,
+read + write).  numexpr or numba missing: their columns say so.  Each row also
+gives our numpy backend and compiled function against the faster of numexpr and
+the numba loop: from the best rounds, and as the median of per-round ratios (the
+rounds are interleaved, so one round's figures met the same load of a shared machine).  ``--no-numba`` (or ``TRACEMATRIX_NO_NUMBA=1``) sets
+``compiler.config.use_numba = False``: our backend and the compiled function then
+run the pure-NumPy path, as where numba is not installed (the hand-written numba
+loop stays as a contender where numba is importable).  ``--json`` writes these
+figures (for the matrix history).  ``--cpu-time`` times with the process's CPU time
+(``time.process_time``, every thread) instead of wall time: on a machine shared with
+other work, the time the benchmark waits descheduled is left out (caches and memory
+bandwidth are still shared).
 
 Part 2, the numpy backend's own workloads:
 
@@ -36,7 +48,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import statistics  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 import timeit  # noqa: E402
 from typing import Any, Callable, Dict, List, Optional, Tuple  # noqa: E402
 
@@ -149,15 +163,23 @@ def layer_norm_graph(shape: Tuple[int, int]) -> Graph:
     return b.done(b.op("add", b.op("mul", y, w), bias))
 
 
+# The clock of every timing: wall time, or with --cpu-time this process's CPU time.
+_TIMER = [time.perf_counter]
+
+
 def best_times(contenders: Dict[str, Callable[[], object]], repeat: int,
-               number: int = 5) -> Dict[str, float]:
-    """Best seconds per call of each contender, rounds interleaved."""
+               number: int = 5, rounds: Optional[Dict[str, List[float]]] = None) -> Dict[str, float]:
+    """Best seconds per call of each contender, rounds interleaved (every round's figure
+    appended to ``rounds[name]`` where given, for the spread)."""
     best = {name: float("inf") for name in contenders}
     for fn in contenders.values():
         fn()  # warm up (page in, caches, numba's compile)
     for _ in range(repeat):
         for name, fn in contenders.items():
-            best[name] = min(best[name], timeit.timeit(fn, number=number) / number)
+            seconds = timeit.timeit(fn, number=number, timer=_TIMER[0]) / number
+            best[name] = min(best[name], seconds)
+            if rounds is not None:
+                rounds.setdefault(name, []).append(seconds)
     return best
 
 
@@ -227,7 +249,8 @@ def copy_bandwidth(repeat: int) -> float:
     """GB/s of np.copyto on 1e7 float64 (80 MB read + 80 MB written), best of ``repeat``."""
     src = np.random.default_rng(1).standard_normal(10_000_000)
     dst = np.empty_like(src)
-    seconds = min(timeit.repeat(lambda: np.copyto(dst, src), number=3, repeat=repeat)) / 3
+    seconds = min(timeit.repeat(lambda: np.copyto(dst, src), number=3, repeat=repeat,
+                                timer=_TIMER[0])) / 3
     return 2 * src.nbytes / seconds / 1e9
 
 
@@ -266,17 +289,40 @@ def roofline(repeat: int, sizes: List[int]) -> Dict[str, Any]:
                 for name, fn in contenders.items():
                     np.testing.assert_allclose(fn(), expected, rtol=1e-12, err_msg=name)
                 # Enough calls per round that the allocator settles after the contender before
-                # (a fresh 8 MB result faults its pages in when the heap was just trimmed).
-                times = best_times(contenders, repeat, number=max(3, 20_000_000 // size))
+                # (a fresh 8 MB result faults its pages in when the heap was just trimmed).  The
+                # eager backend runs in rounds of its own: after its seven whole-array
+                # temporaries per call, whichever contender followed it in a round was 20%
+                # slower for the whole round at 1e6 (measured with every order of contenders).
+                apart = {"eager backend": contenders.pop("eager backend")}
+                rounds: Dict[str, List[float]] = {}
+                number = max(3, 20_000_000 // size)
+                times = best_times(contenders, repeat, number=number, rounds=rounds)
+                times.update(best_times(apart, repeat, number=number, rounds=rounds))
             moved = 3 * a.nbytes  # a and b read, the result written
             print(f"\n{title}, {size:.0e} float64 elements")
             row = {"chain": kind, "size": size, "bytes": moved, "contenders": {}}
             for name, seconds in times.items():
                 speed = times["plain NumPy"] / seconds
                 rate = moved / seconds / 1e9
-                print(f"  {name:36s} {seconds * 1e3:9.3f} ms  {speed:5.2f}x plain NumPy  "
-                      f"{rate:6.2f} GB/s ({rate / bandwidth:4.0%} of copy)")
-                row["contenders"][name] = {"seconds": seconds, "vs_plain": speed, "gbs": rate}
+                median = statistics.median(rounds[name])
+                print(f"  {name:36s} {seconds * 1e3:9.3f} ms (median {median * 1e3:9.3f})  "
+                      f"{speed:5.2f}x plain NumPy  {rate:6.2f} GB/s ({rate / bandwidth:4.0%} of copy)")
+                row["contenders"][name] = {"seconds": seconds, "median_seconds": median,
+                                           "vs_plain": speed, "gbs": rate}
+            others = [n for n in ("numexpr", "numba loop") if n in times]
+            if others:
+                print("  vs the faster of numexpr / numba loop (best rounds; per-round ratios: "
+                      "median, min-max):")
+                for name in ("numpy backend", "compiled function (numpy backend)"):
+                    best = min(times[n] for n in others) / times[name]
+                    # Rounds are interleaved: one round's figures met the same machine load, so
+                    # their ratio is steadier than a ratio of two best rounds on a shared machine.
+                    paired = sorted(min(rounds[n][i] for n in others) / rounds[name][i]
+                                    for i in range(repeat))
+                    row["contenders"][name].update(vs_faster_of_numexpr_numba=best,
+                                                   vs_faster_per_round=paired)
+                    print(f"    {name:34s} {best:.2f}x; {statistics.median(paired):.2f}x "
+                          f"({paired[0]:.2f}-{paired[-1]:.2f})")
             figures["chains"].append(row)
     return figures
 
@@ -308,17 +354,35 @@ def run_case(title: str, graph: Graph, plain: Dict[str, Callable], inputs: List[
         print(f"  {name:28s} {seconds * 1e3:8.3f} ms{ratio}")
 
 
+def _numba_on() -> bool:
+    # getattr: the script also runs against checkouts from before the setting (PYTHONPATH),
+    # for figures before and after a change in one run.
+    return getattr(compiler.config, "use_numba", True)
+
+
 def main(argv: List[str] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7, help="rounds per contender (best is kept)")
     parser.add_argument("--json", metavar="OUT", help="write the roofline figures to OUT")
     parser.add_argument("--quick", action="store_true", help="the roofline chains only")
+    parser.add_argument("--no-numba", action="store_true",
+                        help="our backend without its numba loops (compiler.config.use_numba = False)")
+    parser.add_argument("--sizes", default="1e5,1e6,1e7",
+                        help="elements of the roofline chains, comma-separated (default 1e5,1e6,1e7)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with this process's CPU time instead of wall time")
     args = parser.parse_args(argv)
+    if args.cpu_time:
+        _TIMER[0] = time.process_time
+    if args.no_numba:
+        compiler.config.use_numba = False
     print(f"Python {platform.python_version()}, NumPy {np.__version__}, {platform.machine()}, "
-          f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1)")
-    figures = roofline(args.repeat, [100_000, 1_000_000, 10_000_000])
+          f"one thread (OMP/OPENBLAS/MKL_NUM_THREADS=1), our numba loops "
+          f"{'on' if _numba_on() else 'off'}, {'process CPU time' if args.cpu_time else 'wall time'}")
+    figures = roofline(args.repeat, [int(float(size)) for size in args.sizes.split(",")])
     figures.update(python=platform.python_version(), numpy=np.__version__, machine=platform.machine(),
-                   node=platform.node(), repeat=args.repeat)
+                   node=platform.node(), repeat=args.repeat, use_numba=_numba_on(),
+                   clock="process CPU time" if args.cpu_time else "wall time")
     if args.json:
         with open(args.json, "w") as out:
             json.dump(figures, out, indent=2)

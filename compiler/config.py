@@ -4,7 +4,7 @@ Change them as attributes (``compiler.config.cache_limit = 4``) or through the
 environment at import time: ``TRACEMATRIX_STRICT=1`` sets
 ``raise_internal_errors``, ``TRACEMATRIX_LOGS=guards,recompiles`` enables log
 channels (see ``compiler.logs``), ``TRACEMATRIX_DEBUG=1`` turns on the
-per-instruction stack-effect check.
+per-instruction stack-effect check, ``TRACEMATRIX_NO_NUMBA=1`` clears ``use_numba``.
 """
 from __future__ import annotations
 
@@ -62,6 +62,12 @@ trace_generated_code: bool = os.environ.get("TRACEMATRIX_TRACE_GENERATED_CODE", 
 # True every dimension symbolic from the first compile, False static shapes only.
 # TRACEMATRIX_DYNAMIC=1 / =0 set it (the project's tests run the corpus with 1).
 dynamic: Optional[bool] = {"1": True, "0": False}.get(os.environ.get("TRACEMATRIX_DYNAMIC", ""))
+
+# The numpy backend runs large float chains as generated numba loops where numba is
+# installed (the ``cpu`` extra); False (or TRACEMATRIX_NO_NUMBA=1 at import time) keeps every
+# graph on the pure-NumPy path (blocks), as on a machine without numba.  Read when a graph
+# is compiled.
+use_numba: bool = os.environ.get("TRACEMATRIX_NO_NUMBA", "") in ("", "0")
 
 # Log channels switched on (names as in compiler.logs.CHANNELS).
 logs: str = os.environ.get("TRACEMATRIX_LOGS", "")

@@ -73,6 +73,7 @@ import numpy as np
 
 from opcode_tables.resume import boxed_variant_of
 
+from . import error_state
 from .exc import BackendUnavailable
 from .generated_code import compile_generated, unique_filename
 from .graph import Node
@@ -283,6 +284,9 @@ def graph_break_body(graph_call: Optional[GraphCall], value_exprs: Sequence[str]
 
 # The caller's error modes -> the keyword arguments of the strict state (None: no change).
 _STRICT: Dict[Any, Optional[Dict[str, str]]] = {}
+# repr of the overrides ("" for none) -> (the caller's state object, the strict state object
+# or None): the last answer, found again by identity (compiler.error_state).
+_STRICT_STATES: Dict[str, Tuple[Any, Any]] = {}
 _NO_CHANGE = contextlib.nullcontext()
 
 
@@ -296,20 +300,38 @@ def strict_modes(caller: Dict[str, str], overrides: Any) -> Dict[str, str]:
     return strict
 
 
+def _strict_change(overrides: Tuple[Dict[str, str], ...]) -> Optional[Dict[str, str]]:
+    """The modes to set over the caller's state, None where it is strict already."""
+    modes = tuple(np.geterr().items())
+    key = (modes, repr(overrides)) if overrides else modes
+    try:
+        return _STRICT[key]
+    except KeyError:
+        wanted = strict_modes(dict(modes), overrides)
+        strict = _STRICT[key] = None if wanted == dict(modes) else wanted
+        return strict
+
+
 def strict_errstate(overrides: Tuple[Dict[str, str], ...] = ()) -> ContextManager[Any]:
     """The error state a graph call runs under: every floating-point error the caller's
     state does not ignore raises (np.errstate is per thread / per context and restores the
     caller's state, ``seterrcall`` included, on exit).  ``overrides``: the modes of the
     ``with np.errstate(...)`` blocks the trace entered (compiler.variables.errstate); a kind
-    is ignored only where every one of them ignores it too."""
-    modes = tuple(np.geterr().items())
-    key = (modes, repr(overrides)) if overrides else modes
-    try:
-        strict = _STRICT[key]
-    except KeyError:
-        wanted = strict_modes(dict(modes), overrides)
-        strict = _STRICT[key] = None if wanted == dict(modes) else wanted
-    return _NO_CHANGE if strict is None else np.errstate(**strict)
+    is ignored only where every one of them ignores it too.
+
+    On NumPy 2 the strict state object is made once per caller state and set directly
+    (error_state.SwitchState): reading the modes and entering np.errstate cost 2-3 us per
+    call, as much as the rest of a small compiled call."""
+    if error_state.STATE is None:  # NumPy 1.x
+        strict = _strict_change(overrides)
+        return _NO_CHANGE if strict is None else np.errstate(**strict)
+    key = repr(overrides) if overrides else ""
+    state = error_state.STATE.get()
+    last = _STRICT_STATES.get(key)
+    if last is None or last[0] is not state:
+        strict = _strict_change(overrides)
+        last = _STRICT_STATES[key] = (state, None if strict is None else error_state.state_under(strict))
+    return _NO_CHANGE if last[1] is None else error_state.SwitchState(last[1])
 
 
 def native_call_body(code: types.CodeType) -> List[str]:

@@ -68,6 +68,9 @@ class ShapeEnv:
         # Where the trace is (function and line), for a specialization that no caller named:
         # set by the tracer.
         self.site: Optional[Callable[[], str]] = None
+        # symbol index -> a smaller index a recorded guard made it equal to (s0 == s1):
+        # shapes equal on every accepted call are then one shape to the backends (same_shape)
+        self._equal: Dict[int, int] = {}
 
     def create_symbol(self, source_name: str, source_code: str, hint: int) -> "SymInt":
         index = len(self.names)
@@ -94,9 +97,27 @@ class ShapeEnv:
 
     def record(self, left: Expr, op: str, right: Expr, note: str = "") -> None:
         left, op, right = _solved_for_one_symbol(left, op, right)
+        if op == "==" and _is_symbol(left) and _is_symbol(right):
+            low, high = sorted((self.representative(left[1]), self.representative(right[1])))
+            if low != high:
+                self._equal[high] = low
         name = f"{render_top(left, self.symbol_name)} {op} {render_top(right, self.symbol_name)}"
         code = f"{render(left, self.symbol_code)} {op} {render(right, self.symbol_code)}"
         self.guards.add(name + (f" ({note})" if note else ""), code)
+
+    def representative(self, index: int) -> int:
+        """The smallest symbol a chain of recorded ``==`` guards makes equal to ``index``."""
+        while index in self._equal:
+            index = self._equal[index]
+        return index
+
+    def substituted(self, expr: Expr) -> Expr:
+        """``expr`` with each symbol replaced by its representative."""
+        if _is_symbol(expr):
+            return ("sym", self.representative(expr[1]))
+        if isinstance(expr, tuple):
+            return (expr[0],) + tuple(self.substituted(e) for e in expr[1:])
+        return expr
 
     def symbol_name(self, index: int) -> str:
         return f"s{index}"
@@ -438,6 +459,21 @@ def is_symbolic(value: Any) -> bool:
 
 def has_symbols(shape: Sequence[Any]) -> bool:
     return any(isinstance(d, SymInt) for d in shape)
+
+
+def _is_symbol(expr: Expr) -> bool:
+    return isinstance(expr, tuple) and expr[0] == "sym"
+
+
+def same_shape(left: Sequence[Any], right: Sequence[Any]) -> bool:
+    """Whether two shapes are equal on every call the trace's guards accept, as far as the
+    expressions show (a question about the graph, asked after the trace: it records no
+    guard).  Symbols a recorded guard made equal (``s0 == s1``) count as one; anything
+    else must be the same expression."""
+    def key(shape: Sequence[Any]) -> tuple:
+        return tuple(("sym", d.env.substituted(d.expr)) if isinstance(d, SymInt) else d
+                     for d in shape)
+    return len(left) == len(right) and key(left) == key(right)
 
 
 def concrete(value: Any, reason: str) -> Any:

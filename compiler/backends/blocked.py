@@ -27,7 +27,10 @@ order log2(n) ulp of the sum of magnitudes).
 
 Blocks run along the flattened array when every array operand has the
 region's shape (the common case: a chain over equal-shaped inputs), else
-along the first axis (operands broadcast along it are passed whole).
+along the first axis (operands broadcast along it are passed whole).  A
+region with dynamic dimensions runs in blocks only in the first case: its
+size is read from an operand at run time, and one under ``MIN_ELEMENTS``
+goes to the whole-array code.
 
 Measured on 1e6 float64 elements, a 7-op chain over two inputs: blocks of
 16K elements are 2.5x whole-array NumPy; 4K and 8K lose to call overhead,
@@ -40,6 +43,7 @@ from typing import Any, Dict, List, Optional
 
 from compiler.backends.fusion import Region
 from compiler.graph import Node
+from compiler.symbolic_shapes import has_symbols, same_shape
 
 # Elements per block: 128 KiB of float64 per buffer, so that a chain's few
 # live buffers fit in a 1-2 MiB L2 cache together.
@@ -55,15 +59,17 @@ def blocked_source(emit: Any, region: Region, operands: List[Node], results: Lis
     numpy backend's emitter (it spells the calls and binds the constants).  The region's
     last node may be a sum folded into the loop (fusion.folds_into)."""
     shape = region.nodes[0].meta.shape
-    reduction = region.nodes[-1] if region.nodes[-1].meta.shape != shape else None
+    reduction = region.nodes[-1] if not same_shape(region.nodes[-1].meta.shape, shape) else None
     elementwise = region.nodes[:-1] if reduction is not None else region.nodes
-    size = math.prod(shape)
-    if size < MIN_ELEMENTS:
-        return None
     arrays = [n for n in operands if n.meta.ndim >= 1]
-    flat = all(n.meta.shape == shape for n in arrays)
+    flat = all(same_shape(n.meta.shape, shape) for n in arrays)
+    dynamic = has_symbols(shape)
+    if dynamic and not (flat and arrays):
+        return None  # the size is read from an operand of the region's shape at run time
+    if not dynamic and math.prod(shape) < MIN_ELEMENTS:
+        return None
     if flat:
-        length, row, block_shape = size, 1, (BLOCK_ELEMENTS,)
+        length, row, block_shape = "_n", 1, (BLOCK_ELEMENTS,)
     else:
         row = math.prod(shape[1:])
         length = shape[0]
@@ -73,6 +79,11 @@ def blocked_source(emit: Any, region: Region, operands: List[Node], results: Lis
     rows = block_shape[0]
     params = [n.name for n in operands]
     lines = [f"def {name}({', '.join(params)}):"]
+    if dynamic:  # one function for every size: read it, and leave small ones to NumPy
+        lines += [f"    _n = {arrays[0].name}.size", f"    if _n < {MIN_ELEMENTS}:", "        return None"]
+    elif flat:
+        lines.append(f"    _n = {math.prod(shape)}")
+    result_shape = f"{arrays[0].name}.shape" if dynamic else repr(shape)
     sliced = []
     for node in arrays:
         if flat:
@@ -84,10 +95,10 @@ def blocked_source(emit: Any, region: Region, operands: List[Node], results: Lis
     arrays_out = [n for n in results if n is not reduction]
     for node in arrays_out:
         dtype = emit.bind(node.meta.dtype, "c")
-        lines.append(f"    _r_{node.name} = _np.empty({shape!r}, {dtype})")
+        lines.append(f"    _r_{node.name} = _np.empty({result_shape}, {dtype})")
         lines.append(f"    _w_{node.name} = _r_{node.name}" + (".reshape(-1)" if flat else ""))
     if reduction is not None:
-        blocks = -(-length // rows)
+        blocks = f"-(-{length} // {rows})"
         lines.append(f"    _parts = _np.empty({blocks}, {emit.bind(reduction.meta.dtype, 'c')})")
     scratch = _plan_scratch(region.nodes, {n.name for n in results})  # a sum is a result
     for buffer, dtype in sorted(set(scratch.values())):

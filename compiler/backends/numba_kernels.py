@@ -42,6 +42,7 @@ from compiler.backends.base import logger
 from compiler.backends.fusion import Region
 from compiler.generated_code import compile_generated, unique_filename
 from compiler.graph import Node
+from compiler.symbolic_shapes import has_symbols, same_shape
 
 # Regions smaller than this run through NumPy: numba's call dispatch costs a few microseconds.
 MIN_ELEMENTS = 8192
@@ -86,8 +87,8 @@ def eligible(region: Region, operands: List[Node]) -> bool:
             return False
         if any(isinstance(a, float) and not math.isfinite(a) for a in node.args):
             return False  # no literal spelling; rare enough to leave to NumPy
-    return all(n.meta.dtype.kind in "biuf" and (n.meta.ndim == 0 or n.meta.shape == shape)
-               for n in operands)
+    return all(n.meta.dtype.kind in "biuf" and (n.meta.ndim == 0 or same_shape(n.meta.shape, shape))
+               for n in operands) and any(n.meta.ndim for n in operands)  # one gives the size
 
 
 def kernel_source(region: Region, operands: List[Node], results: List[Node]) -> str:
@@ -148,18 +149,27 @@ def _min(a: Any, b: Any) -> Any:
 
 
 class NumbaKernel:
-    """``kernel(*operands) -> (results, all finite)`` on C-contiguous operands, compiled by
-    numba on the first call; None from then on if numba cannot compile it (logged)."""
+    """The loop of one region: ``load()`` gives ``run(*operands) -> (results, all finite)``
+    on C-contiguous operands (None where the region's size, read at run time, is under
+    MIN_ELEMENTS), compiled by numba on its first call; ``failed(error)`` when numba cannot
+    compile it."""
 
     def __init__(self, source: str, shape: tuple, operands: List[Node], results: List[Node],
                  label: str) -> None:
         self.source = source + _caller_source(shape, operands, results)
         self.results = results
         self.label = label
-        self._run: Optional[Callable[..., tuple]] = None
-        self.failed = False
 
-    def _load(self) -> Callable[..., tuple]:
+    def load(self) -> Optional[Callable[..., Optional[tuple]]]:
+        """The run function (numba compiles the kernel on its first call), None if numba
+        cannot even be imported or the source defined."""
+        try:
+            return self._load()
+        except Exception as error:
+            self.failed(error)
+            return None
+
+    def _load(self) -> Callable[..., Optional[tuple]]:
         import numba
         scope: Dict[str, Any] = {"_np": np, "_f32": np.float32, "_f64": np.float64, "_inf": np.inf}
         scope["_max"] = numba.njit(inline="always")(_max)
@@ -170,30 +180,33 @@ class NumbaKernel:
         scope["kernel"] = numba.njit(error_model="numpy", nogil=True, fastmath=False)(scope["kernel"])
         return scope["run"]
 
-    def __call__(self, *operands: Any) -> Optional[tuple]:
-        if self.failed:
-            return None
-        try:
-            if self._run is None:
-                self._run = self._load()
-            return self._run(*operands)
-        except Exception as error:  # numba cannot type it: NumPy runs the region from now on
-            self.failed = True
-            logger.warning("numba cannot compile %s, NumPy runs it: %s: %s", self.label,
-                           type(error).__name__, error)
-            return None
+    def failed(self, error: Exception) -> None:
+        """numba cannot type or compile the kernel: NumPy runs the region from now on."""
+        logger.warning("numba cannot compile %s, NumPy runs it: %s: %s", self.label,
+                       type(error).__name__, error)
 
 
 def _caller_source(shape: tuple, operands: List[Node], results: List[Node]) -> str:
     """``run(*operands) -> (results, all finite)``: the results allocated, every array passed
-    flat (a 1-d one as it is), a 0-d array's value as a scalar, a NumPy scalar as it is."""
+    flat (a 1-d one as it is), a 0-d array's value as a scalar, a NumPy scalar as it is.
+    The size comes from an operand of the region's shape (eligible() makes sure there is
+    one), so that one kernel serves every size of a dynamic dimension; a region under
+    MIN_ELEMENTS gives None (NumPy's own loops are faster there)."""
     def flat(name: str, ndim: int) -> str:
         return name if ndim == 1 else f"{name}.reshape(-1)"
+    full = next(n for n in operands if same_shape(n.meta.shape, shape))
     args = [flat(f"v_{n.name}", n.meta.ndim) if n.meta.ndim else
             f"v_{n.name}[()]" if n.meta.kind == "array" else f"v_{n.name}" for n in operands]
     lines = [f"def run({', '.join(f'v_{n.name}' for n in operands)}):"]
-    lines += [f"    _r{i} = _np.empty({shape!r}, _d{i})" for i in range(len(results))]
-    args += [flat(f"_r{i}", len(shape)) for i in range(len(results))]
-    lines.append(f"    _ok = kernel({math.prod(shape)}, {', '.join(args)})")
+    if has_symbols(shape):
+        lines += [f"    _n = v_{full.name}.size",
+                  f"    if _n < {MIN_ELEMENTS}:",
+                  "        return None",
+                  f"    _shape = v_{full.name}.shape"]
+    else:
+        lines += [f"    _n = {math.prod(shape)}", f"    _shape = {shape!r}"]
+    lines += [f"    _r{i} = _np.empty(_shape, _d{i})" for i in range(len(results))]
+    args += [f"_r{i}" if len(shape) == 1 else f"_r{i}.reshape(-1)" for i in range(len(results))]
+    lines.append(f"    _ok = kernel(_n, {', '.join(args)})")
     lines.append(f"    return ({''.join(f'_r{i}, ' for i in range(len(results)))}), _ok")
     return "\n".join(lines) + "\n"

@@ -27,14 +27,15 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from compiler import config
 from compiler.backends import blocked, fusion, numba_kernels
 from compiler.backends.base import Backend, CompiledGraph, LoweringError, check_graph, logger
 from compiler.backends.eager import make_runner
-from compiler.backends.region_kernel import RegionKernel
+from compiler.backends.region_kernel import make_region_kernel
 from compiler.generated_code import compile_generated, unique_filename
 from compiler.graph import Graph, Node
 from compiler.ops import may_fail_at_run_time
-from compiler.symbolic_shapes import has_symbols
+from compiler.symbolic_shapes import has_symbols, same_shape
 
 _FUNCTION_NAME = "compiled_graph"
 
@@ -180,7 +181,7 @@ def lower(graph: Graph, use_numba: bool = False) -> tuple:
 
 class _OnePass:
     """Adjacent regions of one shape evaluated in one pass over their elements: the name the
-    generated code calls it by, its operands and results, and what its RegionKernel is made
+    generated code calls it by, its operands and results, and what its region kernel is made
     of once the source has run."""
 
     def __init__(self, name: str, regions: List[fusion.Region], reduction: Optional[Node],
@@ -205,7 +206,7 @@ def _adjacent_groups(items: List[fusion.Item]) -> List[Tuple[List[fusion.Region]
     for item in items:
         if isinstance(item, fusion.Region):
             if isinstance(previous, fusion.Region) and \
-                    item.nodes[0].meta.shape == previous.nodes[0].meta.shape:
+                    same_shape(item.nodes[0].meta.shape, previous.nodes[0].meta.shape):
                 groups[-1][0].append(item)
             else:
                 groups.append(([item], None))
@@ -225,9 +226,7 @@ def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
     for number, (regions, reduction) in enumerate(_adjacent_groups(items), 1):
         group = fusion.Region([n for r in regions for n in r.nodes] +
                               ([reduction] if reduction is not None else []))
-        if len(group.nodes) < 2 or has_symbols(group.nodes[0].meta.shape):
-            # Blocked loops and numba kernels are written for one size (block counts, loop
-            # bounds, the choice itself): a group with dynamic dimensions runs over whole arrays.
+        if len(group.nodes) < 2:
             continue
         operands = fusion.region_operands(group)
         results = fusion.region_results(graph, group)
@@ -235,7 +234,9 @@ def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
         lines = blocked.blocked_source(emit, group, operands, results, f"_blocked_{label}")
         loop = None
         shape = group.nodes[0].meta.shape
-        if use_numba and math.prod(shape) >= numba_kernels.MIN_ELEMENTS \
+        # A dynamic size is compared with MIN_ELEMENTS at run time (comparing it here would
+        # record a guard).
+        if use_numba and (has_symbols(shape) or math.prod(shape) >= numba_kernels.MIN_ELEMENTS) \
                 and numba_kernels.eligible(group, operands):
             loop = numba_kernels.NumbaKernel(numba_kernels.kernel_source(group, operands, results),
                                              shape, operands, results,
@@ -246,7 +247,7 @@ def _one_pass_groups(emit: _Emitter, graph: Graph, items: List[fusion.Item],
         may_fail = any(may_fail_at_run_time(n) for n in group.nodes)
         one_pass = _OnePass(f"_k_{label}", regions, reduction, operands, results,
                             f"_blocked_{label}" if lines is not None else None, loop, may_fail)
-        emit.namespace[one_pass.name] = one_pass  # a RegionKernel once the source has run
+        emit.namespace[one_pass.name] = one_pass  # a region kernel once the source has run
         passes[id(regions[0])] = one_pass
         _keep_out_of_later_regions(items, regions, {n.name for n in group.nodes} -
                                    {n.name for n in results})
@@ -267,15 +268,15 @@ def _keep_out_of_later_regions(items: List[fusion.Item], regions: List[fusion.Re
 
 def make_region_kernels(namespace: Dict[str, Any]) -> None:
     """Replace the _OnePass objects ``lower`` left in the executed namespace by their
-    RegionKernels, now that the blocked functions exist."""
+    region kernels (region_kernel.make_region_kernel), now that the blocked functions exist."""
     for name, one_pass in list(namespace.items()):
         if isinstance(one_pass, _OnePass):
             blocked_fn = namespace[one_pass.blocked_name] if one_pass.blocked_name else None
-            namespace[name] = RegionKernel(blocked_fn, one_pass.loop, one_pass.may_fail)
+            namespace[name] = make_region_kernel(blocked_fn, one_pass.loop, one_pass.may_fail)
 
 
 def _emit_one_pass(emit: _Emitter, one_pass: _OnePass) -> None:
-    """The call of a group's RegionKernel; the regions' own code follows as its fallback."""
+    """The call of a group's region kernel; the regions' own code follows as its fallback."""
     arrays = [n for n in one_pass.operands if n.meta.ndim >= 1]
     # Fresh results are C-contiguous: NumPy's layout only when every operand is.
     checks = " and ".join(f"{n.name}.flags.c_contiguous" for n in arrays) or "True"
@@ -308,7 +309,8 @@ def _emit_region(emit: _Emitter, region: fusion.Region, number: int, indent: str
 
 class NumpyBackend(Backend):
     """``use_numba``: large fused regions run as numba loops where numba is installed
-    (None: whenever it is; False: blocked NumPy only, for comparison)."""
+    (None: whenever it is and ``compiler.config.use_numba`` is set; False: blocked NumPy
+    only, for comparison)."""
 
     name = "numpy"
 
@@ -317,7 +319,8 @@ class NumpyBackend(Backend):
 
     def compile(self, graph: Graph) -> CompiledGraph:
         check_graph(graph, self.name)
-        use_numba = self.use_numba if self.use_numba is not None else numba_kernels.numba_available()
+        use_numba = self.use_numba if self.use_numba is not None else \
+            config.use_numba and numba_kernels.numba_available()
         try:
             source, namespace, kernels = lower(graph, use_numba)
             code = compile_generated(source, unique_filename(f"numpy kernel {graph.graph_hash()[:12]}"))

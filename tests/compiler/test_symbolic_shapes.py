@@ -133,3 +133,16 @@ def test_numpy_integers_are_ints():
     guards, (a, _) = _env(8, 2)
     assert a + np.int64(2) == 10
     assert [g.name for g in guards.guards] == ["s0 == 8"]
+
+
+def test_same_shape_counts_symbols_a_guard_made_equal_as_one():
+    from compiler.symbolic_shapes import same_shape
+    guards, (s0, s1, s2) = _env(5, 5, 5)
+    assert same_shape((s0, 3), (s0, 3)) and not same_shape((s0,), (s0, 3))
+    assert not same_shape((s0,), (s1,)) and not same_shape((s0,), (5,))
+    recorded = len(guards.guards)
+    assert not same_shape((s1,), (s2,)) and len(guards.guards) == recorded  # asks, records nothing
+    assert s1 == s0 and s2 == s1  # the trace compared them: guards s0 == s1, s1 == s2
+    assert same_shape((s0,), (s1,)) and same_shape((s2, 3), (s0, 3))
+    assert not same_shape((s0 + 1,), (s0,)) and same_shape((s2 + 1,), (s0 + 1,))
+    assert _holds(guards, [7, 7, 7]) and not _holds(guards, [7, 7, 8])

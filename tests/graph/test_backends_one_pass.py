@@ -5,6 +5,9 @@ generated programs cross many block boundaries; the numba loop runs where numba 
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -196,6 +199,63 @@ def test_compiled_functions_warn_and_raise_as_plain_ones(tiny_blocks, monkeypatc
             np.testing.assert_allclose(got, expected, rtol=1e-12, equal_nan=True)
 
 
+def _summed(x, y):
+    d = x - y
+    return (d * (d / y)).sum(), d
+
+
+def _one_pass_kernel(compiled):
+    """The region kernel of the compiled function's newest cache entry, checking that the
+    entry's graph has a dynamic size."""
+    entry = compiled._tracematrix_cache.cache_entries[0]
+    graph = entry.fn.__globals__["_graph"]
+    assert "[s0]" in str(entry.graph) and "_k_group1(" in graph.source
+    return graph.fn.__globals__["_k_group1"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("errors", [None, "ignore", "raise"])
+@pytest.mark.parametrize("fn", [_divided, _summed])
+def test_dynamic_sizes_run_in_one_pass(tiny_blocks, monkeypatch, path, errors, fn):
+    """One entry for every size (automatic dynamic shapes) still runs its regions in one pass:
+    the kernels read the size at run time; values and reports as the plain function's."""
+    import compiler
+    _use(monkeypatch, path)
+    compiler.reset()  # entries are kept per code object: this test's from its first call
+    compiled = compiler.compile(fn, backend="numpy")
+    rng = np.random.default_rng(4)
+    for size, specials in [(20, 0), (33, 0), (9, 1), (50, 3), (64, 0), (2, 0)]:
+        x = _special_values(rng, (size,), np.float64, specials)
+        y = _special_values(rng, (size,), np.float64, specials)
+        got, expected = _same_reports(lambda: compiled(x, y), lambda: fn(x, y), errors=errors)
+        if not isinstance(expected, FloatingPointError):
+            for g, e in zip(got, expected):
+                assert type(g) is type(e) and g.dtype == e.dtype and g.shape == e.shape
+                np.testing.assert_allclose(g, e, rtol=1e-12, equal_nan=True)
+    assert len(compiled._tracematrix_cache.cache_entries) == 2  # static for 20, then any size
+    with np.errstate(all="ignore"):
+        done = _one_pass_kernel(compiled)(np.ones(40), np.ones(40))
+    assert done is not None and all(np.shape(r) in ((40,), ()) for r in done)  # ran for size 40
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_dynamic_size_under_the_minimum_runs_over_whole_arrays(tiny_blocks, monkeypatch, path):
+    import compiler
+    _use(monkeypatch, path)
+    monkeypatch.setattr(blocked, "MIN_ELEMENTS", 30)
+    monkeypatch.setattr(numba_kernels, "MIN_ELEMENTS", 30)
+    compiler.reset()
+    compiled = compiler.compile(_divided, backend="numpy", dynamic=True)
+    x, y = np.arange(1.0, 41.0), np.arange(2.0, 42.0)
+    np.testing.assert_allclose(compiled(x, y), _divided(x, y), rtol=1e-12)
+    kernel = _one_pass_kernel(compiled)
+    with np.errstate(all="ignore"):
+        assert kernel(x[:29], y[:29]) is None  # the caller's whole-array code runs instead
+        got, = kernel(x[:30], y[:30])
+    np.testing.assert_allclose(got, _divided(x[:30], y[:30]), rtol=1e-12)
+    np.testing.assert_allclose(compiled(x[:29], y[:29]), _divided(x[:29], y[:29]), rtol=1e-12)
+
+
 def _summed_chain(size, dtype, method: bool) -> Graph:
     g = Graph()
     x = g.placeholder("x", TensorMeta((size,), dtype))
@@ -249,3 +309,23 @@ def test_error_modes_follow_every_change_of_the_error_state():
     finally:
         np.seterr(**old)
     assert error_modes() == np.geterr()
+
+
+@pytest.mark.parametrize("use_numba", [True, False])
+def test_config_use_numba_chooses_the_path(tiny_blocks, monkeypatch, use_numba):
+    from compiler import config
+    made = []
+    monkeypatch.setattr(numba_kernels, "numba_available", lambda: True)
+    monkeypatch.setattr(numba_kernels, "NumbaKernel", lambda *args: made.append(args))
+    monkeypatch.setattr(config, "use_numba", use_numba)
+    compiled = get_backend("numpy").compile(_chain((20,), np.dtype(np.float64)))
+    assert "_k_group1(" in compiled.source and "def _blocked_group1" in compiled.source
+    assert len(made) == (1 if use_numba else 0)
+
+
+def test_the_environment_switches_numba_off():
+    env = dict(os.environ, TRACEMATRIX_NO_NUMBA="1")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-c", "import compiler; print(compiler.config.use_numba)"],
+                         env=env, cwd=root, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
