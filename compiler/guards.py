@@ -16,7 +16,7 @@ import sys
 import types
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -209,11 +209,15 @@ class GuardSet:
             self.add(f"signs of zeros in {source.name()} are {key}",
                      f"{self.ns.const(_zero_signs, 'f')}({self._e(source)}) == {key!r}", pins_scalar=pins)
 
-    def scalar_class_match(self, source: Source, dtype: np.dtype) -> None:
+    def scalar_class_match(self, source: Source, dtype: np.dtype, classify: Callable[[Any], Any]) -> None:
         """Under NumPy 1.x value-based casting the dtype a Python scalar takes when it meets
-        arrays is ``numpy.min_scalar_type`` of its value: a dynamic scalar is guarded on it."""
-        self.add(f"numpy.min_scalar_type({source.name()}) == {dtype} (NumPy's value-based casting)",
-                 f"{self.ns.const(np.min_scalar_type, 'f')}({self._e(source)}) == {self.ns.const(dtype, 'd')}")
+        arrays is decided by its value's class (``classify``: numpy.min_scalar_type, and
+        whether a non-negative int fits the signed type of its size): a dynamic scalar is
+        guarded on it."""
+        self.add(f"numpy.min_scalar_type({source.name()}) == {dtype}"
+                 f"{' and it fits the signed type of that size' if dtype.kind == 'u' else ''}"
+                 " (NumPy's value-based casting)",
+                 f"{self.ns.const(classify, 'f')}({self._e(source)}) == {self.ns.const(dtype, 'd')}")
 
     def _compared_with(self, value: Any) -> str:
         """What a value guard compares with.  A str, bytes or int is spelled as a literal: the

@@ -70,15 +70,18 @@ def mini_shape(shape: Tuple[int, ...]) -> Tuple[int, ...]:
 def python_stand_in(meta: TensorMeta) -> Any:
     """A Python scalar standing for a "python" graph input (a dynamic int or float): under
     NEP 50 any value of the type gives the same result dtype; under value-based casting any
-    value whose numpy.min_scalar_type is ``meta.dtype`` does (the input is guarded on it),
-    and the extreme of that dtype is one."""
+    value of the class ``meta.dtype`` names does (compiler.variables.scalars.value_class: the
+    input is guarded on it), and the extreme of that class is one."""
     dtype = meta.dtype
     tp = python_scalar_type(dtype)
     if not VALUE_BASED_CASTING:
         return tp(0)
-    if dtype.kind in "iu":
-        info = np.iinfo(dtype)
-        return int(info.min) if dtype.kind == "i" else int(info.max)
+    if dtype.kind == "i":
+        return int(np.iinfo(dtype).min)
+    if dtype.kind == "u":
+        # An unsigned class holds only values that fit the signed type of the same size
+        # (compiler.variables.scalars.value_class): its largest is that type's maximum.
+        return int(np.iinfo(np.dtype(f"i{dtype.itemsize}")).max)
     return tp(np.finfo(dtype).max)
 
 

@@ -48,13 +48,27 @@ from .constant import ConstantVariable
 _INT64 = np.iinfo(np.int64)
 
 
+def value_class(value: Any) -> Optional[np.dtype]:
+    """Under NumPy 1.x value-based casting, what decides the dtype NumPy gives a Python int or
+    float next to arrays: ``numpy.min_scalar_type`` of it, and for a non-negative int whose
+    type is unsigned, whether it also fits the signed type of that size (NumPy promotes such a
+    "small unsigned" value like the signed type: an int8 array plus 127 is int8, plus 133 is
+    int16, though both are uint8 to min_scalar_type).  The small ones are the class of their
+    unsigned type; None for the others, which stay constants."""
+    dtype = np.min_scalar_type(value)
+    if dtype.kind == "u" and value > np.iinfo(np.dtype(f"i{dtype.itemsize}")).max:
+        return None
+    return dtype
+
+
 def dynamic_dtype(value: Any) -> Optional[np.dtype]:
     """The dtype a dynamic ``value`` (exactly an int or a float) has in the graph's metadata,
-    or None where it must stay a constant (an int NumPy would hold as an object)."""
+    or None where it must stay a constant (an int NumPy would hold as an object; under
+    value-based casting, an int that value_class leaves out)."""
     if type(value) is int and not _INT64.min <= value <= _INT64.max:
         return None
     if VALUE_BASED_CASTING:
-        return np.min_scalar_type(value)
+        return value_class(value)
     return np.dtype(np.int64 if type(value) is int else np.float64)
 
 
@@ -97,7 +111,7 @@ class DynamicScalarVariable(VariableTracker):
             return self.value
         if self.node is None:
             if VALUE_BASED_CASTING:
-                self.guards.scalar_class_match(self.source, self.meta.dtype)
+                self.guards.scalar_class_match(self.source, self.meta.dtype, value_class)
             elif type(self.value) is int:
                 self.guards.add(f"{self.source.name()} fits int64",
                                 f"{_INT64.min} <= {self.source.expr(self.guards.ns.const)} <= {_INT64.max}")

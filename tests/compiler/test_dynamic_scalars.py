@@ -115,6 +115,19 @@ def test_twenty_ints_feeding_ops_compile_at_most_twice():
     assert _compiles(add_int) <= 2
 
 
+@pytest.mark.parametrize("backend", ["eager", "numpy"])
+def test_ints_around_a_signed_types_limit_give_numpys_dtypes(backend):
+    """NumPy 1.x value-based casting: 127 and 133 are both uint8 to numpy.min_scalar_type, but
+    an int8 array plus 127 is int8 and plus 133 is int16 (127 also fits the signed type).  The
+    dynamic scalar's class and guard tell them apart (found by the property test below)."""
+    values = [127, 133, 5, 200, -5, 100, 30000, 40000, 120, -129, 255, 126]
+    _check_calls(add_int, [(I8, n) for n in values], backend=backend)
+    # The property test's example: x * 127 - 133 on an int8 array (int8 * uint8-small is int8,
+    # minus uint8-not-small is int16), after a first call with floats.
+    pairs = [(0.99999, -0.0), (127, 133), (False, 3.5e38), (-1.41e73, 1 / 3), (False, -math.inf)]
+    _check_pairs(mixed, pairs, "i8", backend)
+
+
 def repeat_add(x, n):
     for _ in range(n):
         x = x + 1
