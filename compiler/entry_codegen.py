@@ -149,6 +149,9 @@ class OutputCodegen:
         it later (a function whose own cell holds the function fills it once it is named)."""
         if isinstance(cell.source, ClosureSource):
             return f"_cl[{cell.source.index}]"
+        if cell.source is not None:
+            # A cell of a function from outside, read through ``<fn>.__closure__[i].cell_contents``.
+            return self.source_expr(cell.source.base)
         name = self._cells.get(id(cell))
         if name is not None:
             return name

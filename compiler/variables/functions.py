@@ -45,6 +45,11 @@ class CellVariable(VariableTracker):
                     f"free variable {self.name!r} referenced before assignment"))
         return self.contents
 
+    def reconstruct(self, cg) -> str:
+        # The cell object itself (LOAD_CLOSURE, or 3.13's LOAD_FAST of a cell slot, left it on
+        # the stack at a break: a closure tuple being built), never its contents.
+        return cg.cell_object(self)
+
     def store(self, tx: Translator, value: VariableTracker) -> None:
         tx.output.note_mutation(self, f"store into closure variable {self.name!r}")
         if self.external:

@@ -16,6 +16,7 @@ import sys
 import traceback
 import types
 import warnings
+import weakref
 
 import hypothesis.strategies as st
 import numpy as np
@@ -387,6 +388,25 @@ def isinstance_reads_the_objects_own_class_attribute():
             isinstance(_ReportsAnotherClass(), _Duck), isinstance(proxy, _Duck))
 
 
+def closure_built_across_a_break_shares_the_frames_cell():
+    # CPython's test_memoryview.test_weakref: the default b=b breaks the graph (a bytearray
+    # from an earlier stage) while the closure tuple is being built; the stub must get the
+    # frame's cell for L, not its contents, so the callback appends to the frame's list.
+    seen = []
+    for _ in range(2):
+        b = bytearray(b"abc")
+        m = memoryview(b)
+        L = []
+
+        def callback(wr, b=b):
+            L.append(b)
+
+        wr = weakref.ref(m, callback)
+        del m                       # the callback runs here, in both frames
+        seen.append((len(L), L[0] is b if L else None, wr() is None))
+    return seen
+
+
 PROGRAMS = [
     list_grows_while_iterated, dict_changes_size_while_iterated, dict_values_change_while_iterated,
     set_changes_size_while_iterated, map_calls_its_function_lazily, filter_tests_lazily,
@@ -402,6 +422,7 @@ PROGRAMS = [
     dict_key_deleted_and_set_again_while_iterated, dict_items_key_deleted_and_set_again_while_iterated,
     keywords_that_are_not_strings, keywords_from_a_dict_subclass_that_are_not_strings,
     sorted_keeps_the_objects_it_was_given, isinstance_reads_the_objects_own_class_attribute,
+    closure_built_across_a_break_shares_the_frames_cell,
 ]
 
 
