@@ -312,6 +312,10 @@ class NestedFunctionVariable(BaseUserFunctionVariable):
         closure = "None"
         if self._closure:
             closure = "(" + "".join(cg.cell_object(c, pending) + ", " for c in self._closure) + ")"
+        elif self.code.co_freevars:
+            # Made, but its closure not set yet (where SET_FUNCTION_ATTRIBUTE sets it after
+            # MAKE_FUNCTION): no function object can exist in that state.
+            raise Unsupported(f"{self.qualname} at a break between its MAKE_FUNCTION and its closure")
         make = cg.const(_make_function)
         return (f"{make}({cg.const(self.code)}, {cg.const(self._globals)}, {self.qualname!r}, "
                 f"{defaults}, {kwdefaults}, {closure})")
