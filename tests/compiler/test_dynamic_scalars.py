@@ -37,10 +37,15 @@ def _canonical_nans(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _exact(value):
+def _exact(value, nan_payloads: bool = True):
     """What must be identical: types all the way down, the bits of Python floats (signed zeros,
-    NaN payloads: a scalar passed through), signed zeros in arrays."""
+    NaN payloads: a scalar passed through), signed zeros in arrays.  ``nan_payloads=False``
+    for floats that Python arithmetic computed: which NaN an operation on two NaNs returns is
+    not specified, and plain CPython itself changes its answer once an operation is
+    specialized ((nan + nan2) * 2 - nan2 gave either payload in two plain runs on 3.13)."""
     if isinstance(value, float):
+        if value != value and not nan_payloads:
+            return ("float", "nan")
         return ("float", struct.pack("<d", value))
     if isinstance(value, np.ndarray) and value.dtype == object:
         return ("ndarray", value.shape) + tuple(_exact(v) for v in value.ravel().tolist())
@@ -49,7 +54,7 @@ def _exact(value):
     if isinstance(value, np.generic):
         return (type(value).__name__, _canonical_nans(np.asarray(value)).tobytes())
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__,) + tuple(_exact(v) for v in value)
+        return (type(value).__name__,) + tuple(_exact(v, nan_payloads) for v in value)
     return (type(value).__name__, value)
 
 
@@ -59,7 +64,7 @@ def _holds_object_array(value) -> bool:
     return isinstance(value, np.ndarray) and value.dtype == object
 
 
-def _check_calls(fn, arg_lists, **compile_kwargs):
+def _check_calls(fn, arg_lists, nan_payloads: bool = True, **compile_kwargs):
     compiled = compiler.compile(fn, **compile_kwargs)
     for index, args in enumerate(arg_lists):
         plain = run(fn, Call(args))
@@ -69,7 +74,8 @@ def _check_calls(fn, arg_lists, **compile_kwargs):
             # the cache entry keeps that very object (graph constant, guard) alive.
             plain.refcounts = got.refcounts = None
         if plain.error is None and got.error is None:
-            assert _exact(got.value) == _exact(plain.value), f"call {index}: {got.value!r} != {plain.value!r}"
+            assert _exact(got.value, nan_payloads) == _exact(plain.value, nan_payloads), \
+                f"call {index}: {got.value!r} != {plain.value!r}"
             if _holds_object_array(plain.value):
                 # (compared above: the corpus comparison finds NaN != NaN inside object arrays)
                 plain.value = got.value = None
@@ -379,11 +385,11 @@ def test_property_sequences_of_scalars_match_plain(pairs, array, backend):
 
 def _check_pairs(fn, pairs, array, backend):
     """``fn(x, a, b)`` for each pair, compiled afresh, against plain (errors ignored: NaN and
-    overflow are the point)."""
+    overflow are the point; which NaN Python arithmetic on two NaNs returns is unspecified)."""
     compiler.reset()
     x = {"f32": X32, "f64": X64, "i8": I8, "i64": I64}[array]
     with np.errstate(all="ignore"):
-        _check_calls(fn, [(x, a, b) for a, b in pairs], backend=backend)
+        _check_calls(fn, [(x, a, b) for a, b in pairs], nan_payloads=False, backend=backend)
     compiler.reset()
 
 
@@ -551,3 +557,13 @@ def scalar_chain(x, a, b):
 @given(SCALAR_PAIRS, ARRAYS, BACKENDS)
 def test_property_python_arithmetic_on_scalars_matches_plain(pairs, array, backend):
     _check_pairs(scalar_chain, pairs, array, backend)
+
+
+def test_arithmetic_on_two_nans_is_compared_as_nan():
+    """The example CI found: plain CPython 3.13 returned a different NaN payload for
+    (nan + nan2) * 2 - nan2 on a second run (after specialization), so payloads of computed
+    floats are not compared; the run is repeated to cross that point."""
+    nan2 = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000001))[0]
+    pairs = [(-1.310334619920529e-197, 1e-12), (True, True), (2 ** 70, True), (math.nan, nan2)]
+    for _ in range(3):
+        _check_pairs(scalar_chain, pairs, "f32", "numpy")
