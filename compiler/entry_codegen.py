@@ -104,6 +104,7 @@ class OutputCodegen:
         self.outputs: List[Node] = []
         self._cells: Dict[int, str] = {}   # id(tracker) -> the name its object got
         self._keep: List[Any] = []           # keeps those trackers alive, so ids stay unique
+        self._parameters: Optional[Dict[int, Tuple[Any, Any]]] = None   # see const
 
     def const(self, obj: Any) -> str:
         if held_weakly(obj):
@@ -112,9 +113,11 @@ class OutputCodegen:
             # the entry keeps no reference of its own (a guard holds it weakly).  Plain code
             # lets it die when the caller does (CPython's test_ordered_dict: a class used as
             # a key of its own attribute dict).
-            source = self.tx.output.parameter_holding(obj)
-            if source is not None:
-                return self.source_expr(source)
+            if self._parameters is None:  # (once per entry: the trace is over)
+                self._parameters = self.tx.output.parameters_by_object()
+            held = self._parameters.get(id(obj))
+            if held is not None and held[0] is obj:
+                return self.source_expr(held[1])
         return self.ns.const(obj)
 
     def shared(self, var: Any, build: Callable[[], str]) -> str:

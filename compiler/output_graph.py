@@ -144,14 +144,17 @@ class OutputGraph:
             self._wrapped[source] = existing
         return existing
 
-    def parameter_holding(self, obj: Any) -> Optional[Source]:
-        """The frame's parameter (a LocalSource) that held ``obj`` when the trace read it, if
-        any: generated code names the object through it rather than keeping a reference of the
-        cache's own (compiler.entry_codegen.OutputCodegen.const)."""
+    def parameters_by_object(self) -> Dict[int, Tuple[Any, Source]]:
+        """id(object) -> (object, the frame's parameter that held it when the trace read it):
+        generated code names such an object through the parameter rather than keeping a
+        reference of the cache's own (compiler.entry_codegen.OutputCodegen.const)."""
+        found: Dict[int, Tuple[Any, Source]] = {}
         for source, var in self._wrapped.items():
-            if type(source) is LocalSource and _object_of(var) is obj:
-                return source
-        return None
+            if type(source) is LocalSource:
+                obj = _object_of(var)
+                if obj is not None:
+                    found.setdefault(id(obj), (obj, source))
+        return found
 
     def adopt(self, value: Any, source: Optional[Source], var: VariableTracker) -> None:
         """Register ``var`` as the tracker of ``value`` before its items are wrapped (the

@@ -8,6 +8,7 @@ import numpy as np
 from ..exc import Unsupported
 from ..ops import lookup_function
 from ..ops.ufunc_methods import METHOD_NAMES, method_op
+from ..sources import AttrSource
 from .array import ArrayVariable, call_op, to_graph_arg
 from .base import FixedObjectVariable, Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable, set_numpy_type_call, wrap_static_attr
@@ -85,7 +86,6 @@ class InlinedNumpyFunctionVariable(FixedObjectVariable):
         return self.fn
 
     def call(self, tx: Translator, args, kwargs) -> VariableTracker:
-        from ..sources import AttrSource
         from .functions import UserFunctionVariable
         if self.dispatched is None:
             return UserFunctionVariable(self.fn, self.source).call(tx, args, kwargs)
