@@ -20,7 +20,7 @@ from opcode_tables.py38 import IMPORT_RUNS_CODE
 
 from ..sources import BuiltinSource, ItemSource, SysModulesSource
 from ..tracer import InstructionTranslatorBase
-from ..variables.user_objects import ModuleVariable
+from ..variables.user_objects import ModuleVariable, module_read_runs_code
 from .registry import handler
 
 # The interpreter's own __import__, taken before any program could replace it.
@@ -54,8 +54,10 @@ def import_name(tx: InstructionTranslatorBase, inst: Instruction):
     prefixes = [_imported(tx, name.rsplit(".", depth)[0]) for depth in range(name.count(".") + 1)]
     module = prefixes[0]
     for attribute in fromlist or ():
-        if attribute == "*" or not hasattr(module.module, attribute):
-            # a submodule not imported yet: __import__ would import it
+        if attribute == "*" or module_read_runs_code(module.module, attribute) or \
+                not hasattr(module.module, attribute):
+            # a submodule not imported yet: __import__ would import it (a module __getattr__
+            # runs for a missing name too: the checked read must not call it at trace time)
             raise tx.unsupported(f"from {name} import {attribute}: {IMPORT_RUNS_CODE}")
     tx.push(module if fromlist else prefixes[-1])
 
@@ -63,6 +65,7 @@ def import_name(tx: InstructionTranslatorBase, inst: Instruction):
 @handler("IMPORT_FROM")
 def import_from(tx: InstructionTranslatorBase, inst: Instruction):
     module = tx.peek()
-    if not isinstance(module, ModuleVariable) or not hasattr(module.module, inst.argval):
+    if not isinstance(module, ModuleVariable) or module_read_runs_code(module.module, inst.argval) or \
+            not hasattr(module.module, inst.argval):
         raise tx.unsupported(f"from ... import {inst.argval}: {IMPORT_RUNS_CODE}")
     tx.push(module.getattr(tx, inst.argval))

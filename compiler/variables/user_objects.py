@@ -38,7 +38,24 @@ class ModuleVariable(VariableTracker):
         return types.ModuleType
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
+        if module_read_runs_code(self.module, name):
+            raise Unsupported(f"reading {name!r} of {self.describe()} calls the module's __getattr__ "
+                              "(Python code, which may warn or import): it runs natively")
         return wrap_static_attr(tx, self.module, name, self.source)
+
+
+def module_read_runs_code(module: types.ModuleType, name: str) -> bool:
+    """Whether ``module.name`` would run Python code: a module ``__getattr__`` (PEP 562) answers
+    names missing from the module's dict, and a module subclass can customise every read.
+    Such a read is not folded at trace time (a deprecation warning would come from the
+    compiler, once, instead of from the caller on every call) nor guarded (the guard would
+    run it again on every call)."""
+    if type(module) is not types.ModuleType:
+        return True
+    namespace = vars(module)
+    if name in namespace or _class_lookup(types.ModuleType, name) is not _MISSING:
+        return False
+    return "__getattr__" in namespace
 
 
 def _class_lookup(cls: type, name: str) -> Any:

@@ -93,3 +93,52 @@ def test_a_replaced_import_hook_is_called_as_in_plain_code(monkeypatch):
     want = _uses_imports(x)
     np.testing.assert_array_equal(got[0], want[0])
     assert plain_calls == calls == ["numpy", "os.path", "numpy", "os"]
+
+
+def _module_with_getattr():
+    """A module whose missing names are answered by a module ``__getattr__`` (PEP 562) that
+    warns, as CPython's ``re.__version__`` does from 3.15: the warning names the reader's
+    file and line, on every read."""
+    import types
+    module = types.ModuleType("tracematrix_deprecating")
+    module.kept = 2.0
+
+    def __getattr__(name):
+        if name == "old":
+            import warnings
+            warnings.warn("'old' is deprecated", DeprecationWarning, stacklevel=2)
+            return 5.0
+        raise AttributeError(name)
+    module.__getattr__ = __getattr__
+    sys.modules[module.__name__] = module
+    return module
+
+
+def _reads_deprecated(m, x):
+    return x * getattr(m, "old") + m.kept
+
+
+def _imports_deprecated(x):
+    from tracematrix_deprecating import old
+    return x * old
+
+
+@pytest.mark.parametrize("fn", [_reads_deprecated, _imports_deprecated])
+def test_a_module_getattr_runs_in_the_callers_frame_on_every_call(fn):
+    import warnings
+    module = _module_with_getattr()
+    try:
+        args = (module, np.arange(3.0)) if fn is _reads_deprecated else (np.arange(3.0),)
+        compiled = compiler.compile(fn)
+
+        def record(call):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                result = call(*args)
+            return result.tolist(), [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+        plain = record(fn)
+        assert plain[1] and plain[1][0][2] == __file__  # the plain reader's own file
+        for _ in range(3):  # compile, then cache hits: one warning per call, from the same line
+            assert record(compiled) == plain
+    finally:
+        sys.modules.pop("tracematrix_deprecating", None)
