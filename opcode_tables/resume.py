@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from .assemble import assemble
 from .decode import decode, decode_cached
 from .factories import body_start, create_call_function
-from .instruction import Instruction, create_instruction, point_at_copies
+from .instruction import ExcHandler, Instruction, create_instruction, point_at_copies
 from .liveness import live_locals, reachable
 from .spec import VersionTable
 
@@ -252,21 +252,70 @@ def _restore_stack(stack_nulls: Sequence[bool], stack_params: List[str],
 
 
 def _exit_code(exit: ResumeExit, temps: List[str], block_count: int, packer: Any,
-               cells: Set[str], table: VersionTable) -> List[Instruction]:
-    """Save the stack, leave the blocks, ``return packer(branch, *stack, *live)``."""
+               cells: Set[str], table: VersionTable, handler: Optional[ExcHandler] = None,
+               saved: Tuple[str, str] = ("", "")) -> List[Instruction]:
+    """Save the stack, leave the blocks, ``return packer(branch, *stack, *live)``.
+
+    ``handler`` (3.11+) is the exception handler covering the point where the exit's path goes
+    on in the original code.  It also covers the packer call: an exception raised there (an
+    interrupt the breaking instruction left pending, which the interpreter raises at the
+    next call: CPython 3.15's test_with.InterruptDuringEnter, where a with block's __exit__
+    must still run) meets the handlers the plain frame has at that point, through a landing
+    that puts back the stack the handler expects (``saved``: two free local names)."""
     out: List[Instruction] = []
     count = len(exit.stack_nulls)
     for slot in reversed(range(count)):
         out.append(create_instruction("STORE_FAST", argval=temps[slot]))
-    out.extend(create_instruction("POP_BLOCK") for _ in range(block_count))
+    # Up to 3.10 the blocks stay entered across the packer call, over the stack they were set up
+    # on (pushed back, then popped once the call returned), for the same reason.  A NULL slot
+    # cannot be pushed back there (no PUSH_NULL): the blocks are left before the call.
+    blocks_across_call = block_count and not table.fact("exception_table") and not any(exit.stack_nulls)
+    if blocks_across_call:
+        out.extend(_load_local(temps[slot], cells, table) for slot in range(count))
+    else:
+        out.extend(create_instruction("POP_BLOCK") for _ in range(block_count))
     out.append(create_instruction("LOAD_CONST", argval=packer))
     out.append(create_instruction("LOAD_CONST", argval=exit.branch))
     values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]]
     # Checked loads: a slot wrongly declared non-NULL raises instead of pushing NULL.
     out.extend(_load_local(name, cells, table) for name in values)
     out.extend(_load_local(name, cells, table) for name in exit.live)
-    out.extend(create_call_function(1 + len(values) + len(exit.live), push_null=True, table=table))
+    call = create_call_function(1 + len(values) + len(exit.live), push_null=True, table=table)
+    out.extend(call)
+    if blocks_across_call:
+        out.append(create_instruction("STORE_FAST", argval=saved[0]))
+        out.extend(create_instruction("POP_TOP") for _ in range(count))
+        out.extend(create_instruction("POP_BLOCK") for _ in range(block_count))
+        out.append(create_instruction("LOAD_FAST", argval=saved[0]))
     out.append(create_instruction("RETURN_VALUE"))
+    if handler is not None and handler.depth <= count:
+        landing = _handler_landing(exit.stack_nulls, temps, handler, saved, cells, table)
+        cover = ExcHandler(target=landing[0], depth=0, lasti=handler.lasti)
+        for inst in call:
+            inst.exc = cover
+        out.extend(landing)
+    return out
+
+
+def _handler_landing(stack_nulls: Sequence[bool], temps: List[str], handler: ExcHandler,
+                     saved: Tuple[str, str], cells: Set[str], table: VersionTable) -> List[Instruction]:
+    """Where an exception raised by an exit's packer call lands (the stack is empty there, so
+    the interpreter pushed only [lasti,] exc): push back the bottom ``handler.depth`` stack
+    slots the exit saved, then [lasti,] exc, and jump to ``handler``'s code.  The saved
+    exception is deleted before the jump: a local holding it would hold the frame through
+    its traceback (a cycle)."""
+    exc_name, lasti_name = saved
+    out = [create_instruction("STORE_FAST", argval=exc_name)]
+    if handler.lasti:
+        out.append(create_instruction("STORE_FAST", argval=lasti_name))
+    for slot in range(handler.depth):
+        out.append(create_instruction("PUSH_NULL") if stack_nulls[slot] else _load_local(temps[slot], cells, table))
+    if handler.lasti:
+        out.append(create_instruction("LOAD_FAST", argval=lasti_name))
+        out.append(create_instruction("DELETE_FAST", argval=lasti_name))
+    out.append(create_instruction("LOAD_FAST", argval=exc_name))
+    out.append(create_instruction("DELETE_FAST", argval=exc_name))
+    out.append(create_instruction("JUMP_FORWARD", target=handler.target))
     return out
 
 
@@ -356,11 +405,25 @@ def build_resume_code(code: types.CodeType, *,
     # not the user's), and a value must live only as long as its stack slot (an exception the
     # frame is handling, kept in a local, would hold the frame through its traceback: a cycle).
     entry.extend(create_instruction("DELETE_FAST", argval=p) for p in stack_params)
-    entry.append(create_instruction("JUMP_FORWARD", target=resume_at))
-
     if break_index is not None and exits:
-        main = _insert_exits(main, body[break_index], exits, len(blocks), packer, cellvars, freevars,
-                             taken, varnames, table)
+        # The stub runs copies of the instructions from the resume point to the break, then the
+        # exit code; the body stays as it was.  A path that reaches the break again natively (a
+        # loop going on after an exception the frame handled natively) runs on as the plain
+        # frame does: the exit code assumes the stack as the prologue built it, and a native
+        # path can hold another layout there (3.14's LOAD_SPECIAL pushes [function, self] where
+        # the trace kept [bound method, NULL]: the self was dropped, CPython's test_itertools).
+        # (A span that jumps -- a stub run natively from further back, as tests capture values
+        # with -- cannot be copied: its exit code goes inline, right after the break.)
+        head = _copies_up_to_break(body, resume_index, break_index, start, origin_of)
+        if head is None:
+            entry.append(create_instruction("JUMP_FORWARD", target=resume_at))
+        else:
+            entry.extend(head)
+        paths, main = _exit_paths(main, head[-1] if head else None, body[break_index], exits, len(blocks),
+                                  packer, cellvars, freevars, taken, varnames, table)
+        entry.extend(paths)
+    else:
+        entry.append(create_instruction("JUMP_FORWARD", target=resume_at))
 
     instructions = prologue + entry + main
     overrides: Dict[str, Any] = {
@@ -381,10 +444,43 @@ def build_resume_code(code: types.CodeType, *,
     return ResumeCode(code=new_code, params=params, stack_params=stack_params, _origin=origin)
 
 
-def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence[ResumeExit],
-                  block_count: int, packer: Any, cellvars: List[str], freevars: List[str],
-                  taken: Set[str], varnames: List[str], table: VersionTable) -> List[Instruction]:
-    """Place the exit code right after the break instruction and route its paths there."""
+def _copies_up_to_break(body: List[Instruction], resume_index: int, break_index: int,
+                        body_start_index: int, origin_of: Dict[int, int]) -> Optional[List[Instruction]]:
+    """Copies of ``body[resume_index:break_index + 1]`` (a call's prefix, then the breaking
+    instruction), with the originals' handlers, lines and origins; None where that span
+    jumps (it cannot run as a straight copy)."""
+    if break_index < resume_index:
+        raise ValueError(f"break_index={break_index} lies before resume_index={resume_index}")
+    originals = body[resume_index:break_index + 1]
+    if any(inst.target is not None for inst in originals[:-1]):
+        return None
+    copies = [inst.copy() for inst in originals]
+    for inst, copy in zip(originals, copies):
+        origin_of[id(copy)] = origin_of[id(inst)]
+    # The copies keep what precedes them in the body: the interpreter looks at the code unit
+    # before an instruction (3.15 does not raise a pending interrupt after a CALL that follows
+    # LOAD_SPECIAL: a with block's __enter__, so that __exit__ always runs), and from 3.13 an
+    # exception raised in a callee is looked up at the offset before the CALL that made the
+    # call.  So a copy of the body's previous instruction, never run (jumped over), stands
+    # before them under the first copy's handler; at the body's start a NOP does.
+    if resume_index > 0 and body_start_index <= resume_index - 1:
+        lead = body[resume_index - 1].copy()
+        jump = [create_instruction("JUMP_FORWARD", target=copies[0])]
+    else:
+        lead, jump = create_instruction("NOP", line=originals[0].line), []
+        lead.positions = originals[0].positions
+    lead.exc = originals[0].exc
+    return jump + [lead] + copies
+
+
+def _exit_paths(main: List[Instruction], copy: Optional[Instruction], breaker: Instruction,
+                exits: Sequence[ResumeExit], block_count: int, packer: Any, cellvars: List[str],
+                freevars: List[str], taken: Set[str], varnames: List[str],
+                table: VersionTable) -> Tuple[List[Instruction], List[Instruction]]:
+    """The exit code, its paths routed there: falling through to the first exit, a taken jump
+    to the second.  With ``copy`` (of ``breaker``, which stays in ``main`` untouched) the
+    exit code follows the copy: (that code, main).  Without, it goes into ``main`` right
+    after ``breaker``: ([], the new main)."""
     spec = table[breaker.opname]
     if len(exits) > 2:
         raise ValueError(f"at most two exits (fall-through, jump taken), got {len(exits)}")
@@ -397,18 +493,53 @@ def _insert_exits(main: List[Instruction], breaker: Instruction, exits: Sequence
     cells = set(cellvars) | set(freevars)
     width = max(len(e.stack_nulls) for e in exits)
     temps = [_fresh_name(f"___exit{i}", taken) for i in range(width)]
-    varnames.extend(t for t in temps if t not in varnames)
-    codes = [_exit_code(e, temps, block_count, packer, cells, table) for e in exits]
-    if len(codes) == 2 and spec.steps_loop:
-        return _insert_loop_exits(main, breaker, codes, table)
-    if len(codes) == 2:
-        breaker.target = codes[1][0]
+    saved = (_fresh_name("___exit_exc", taken), _fresh_name("___exit_lasti", taken))
+    varnames.extend(t for t in temps + list(saved) if t not in varnames)
+    # Where each exit's path goes on in the original: the next instruction, or (jump taken) the
+    # target; a loop's exhaustion goes on after its cleanup.  Their handlers cover the exits'
+    # packer calls (_exit_code).
     at = next(i for i, inst in enumerate(main) if inst is breaker)
-    out = main[:at + 1]
-    for exit_code in codes:
-        out.extend(exit_code)
-    out.extend(main[at + 1:])
-    return out
+    goes_on = [main[at + 1] if at + 1 < len(main) else None]
+    end = None
+    if len(exits) == 2:
+        end = loop_end(main, breaker, table) if spec.steps_loop else None
+        goes_on.append(breaker.target if end is None else main[end] if end < len(main) else None)
+    handlers = [inst.exc if inst is not None else None for inst in goes_on]
+    codes = [_exit_code(e, temps, block_count, packer, cells, table, handler, saved)
+             for e, handler in zip(exits, handlers)]
+    if end is not None and end >= len(main):
+        raise ValueError(f"the loop stepped by {breaker.opname} has no instruction after it")
+    if copy is None:
+        if end is not None:
+            return [], _insert_loop_exits(main, breaker, codes, end)
+        if len(codes) == 2:
+            breaker.target = codes[1][0]
+        return [], main[:at + 1] + [inst for code in codes for inst in code] + main[at + 1:]
+    out = list(codes[0])
+    if end is not None:
+        # A for loop's step: the copy's exhaustion jumps to a copy of the loop's cleanup, which
+        # falls through to the exit code (see _insert_loop_exits).
+        cleanup = [inst.copy() for inst in main[main.index(breaker.target):end]]
+        copy.target = cleanup[0] if cleanup else codes[1][0]
+        out.extend(cleanup)
+    elif len(codes) == 2:
+        copy.target = codes[1][0]
+    if len(codes) == 2:
+        out.extend(codes[1])
+    return out, main
+
+
+def _insert_loop_exits(main: List[Instruction], for_iter: Instruction, codes: List[List[Instruction]],
+                       end: int) -> List[Instruction]:
+    """A for loop's step run natively: the next item leaves right after FOR_ITER, exhaustion
+    after the loop's cleanup (``main[end]`` is the first instruction past it).  An exhausted
+    FOR_ITER skips part of that cleanup (3.12+: its jump lands past END_FOR), so its target
+    stays where it is and the exit code goes after the cleanup, reached by falling through
+    it; where there is no cleanup (up to 3.11) the target is the exit code itself."""
+    if for_iter.target is main[end]:
+        for_iter.target = codes[1][0]
+    at = next(i for i, inst in enumerate(main) if inst is for_iter)
+    return main[:at + 1] + codes[0] + main[at + 1:end] + codes[1] + main[end:]
 
 
 # generated code object -> its boxed variant (weak: dies with the code it was made from)
@@ -487,17 +618,3 @@ def within_for_loop(instructions: Sequence[Instruction], index: int, table: Vers
     return False
 
 
-def _insert_loop_exits(main: List[Instruction], for_iter: Instruction, codes: List[List[Instruction]],
-                       table: VersionTable) -> List[Instruction]:
-    """A for loop's step run natively: the next item leaves right after FOR_ITER, exhaustion
-    after the loop's cleanup.  An exhausted FOR_ITER skips part of that cleanup (3.12+: its
-    jump lands past END_FOR), so its target stays where it is and the exit code goes after
-    the cleanup, reached by falling through it; where there is no cleanup (up to 3.11) the
-    target is the exit code itself."""
-    end = loop_end(main, for_iter, table)
-    if end >= len(main):
-        raise ValueError(f"the loop stepped by {for_iter.opname} has no instruction after it")
-    if for_iter.target is main[end]:
-        for_iter.target = codes[1][0]
-    at = next(i for i, inst in enumerate(main) if inst is for_iter)
-    return main[:at + 1] + codes[0] + main[at + 1:end] + codes[1] + main[end:]

@@ -2,6 +2,7 @@
 (AttributeError on 3.8-3.10, TypeError from 3.11; 3.14 looks the methods up with LOAD_SPECIAL)."""
 from __future__ import annotations
 
+import _thread
 import contextlib
 
 import numpy as np
@@ -63,3 +64,89 @@ def test_with_statement_outcome_matches_plain(make, fail):
     x = np.arange(3.0)
     assert _outcome(compiled, x, compiled_manager, fail) == _outcome(guarded, x, plain_manager, fail)
     assert getattr(compiled_manager, "log", None) == getattr(plain_manager, "log", None)
+
+
+class InterruptingEnter:
+    """A manager whose ``__enter__`` is a builtin (called with no arguments) that leaves an
+    interrupt pending: the interpreter raises KeyboardInterrupt at its next check, inside the
+    with block, so ``__exit__`` sees it (CPython 3.15's test_with.InterruptDuringEnter)."""
+    __enter__ = _thread.interrupt_main
+
+    def __init__(self):
+        self.log = []
+
+    def __exit__(self, *exc):
+        self.log.append(exc[0].__name__ if exc[0] else "exit")
+        return True  # swallows it
+
+
+def _nothing():
+    pass
+
+
+def interrupted_with(manager):
+    with manager:
+        _nothing()  # a Python call: the pending interrupt is raised by here at the latest
+        manager.log.append("body")
+    manager.log.append("after")
+    return len(manager.log)
+
+
+def _interrupt_outcome(fn, manager):
+    try:
+        return fn(manager), manager.log
+    except KeyboardInterrupt:  # escaped the with block: __exit__ never saw it
+        return "KeyboardInterrupt escaped", manager.log
+
+
+def test_an_interrupt_pending_after_a_native_enter_meets_the_with_block():
+    """The manager's __enter__ runs natively at a graph break; the interrupt it leaves pending
+    is raised while the break stub hands its values on, which the with block's handler covers
+    as it covers that point in the plain frame (opcode_tables.resume: the exit's packer
+    call)."""
+    compiled = compiler.compile(interrupted_with, backend="eager")
+    plain = _interrupt_outcome(interrupted_with, InterruptingEnter())
+    # (3.10 and 3.14 raise it before the block is set up: plain lets it escape there too)
+    assert plain in [(2, ["KeyboardInterrupt", "after"]), ("KeyboardInterrupt escaped", [])]
+    for _ in range(2):
+        assert _interrupt_outcome(compiled, InterruptingEnter()) == plain
+
+
+def _batches(items, n):
+    if n < 1:
+        raise ValueError("n must be at least one")
+    it = iter(items)
+    while batch := tuple(it)[:n]:
+        yield batch
+
+
+def with_blocks_in_a_loop_after_a_handled_error():
+    # CPython's test_itertools.test_batched_recipe: subTest's manager around code whose first
+    # rounds raise and are handled (their stub then runs the loop on natively), later rounds not
+    log = []
+
+    @contextlib.contextmanager
+    def sub(n):
+        log.append(("enter", n))
+        yield
+        log.append(("exit", n))
+
+    for items, n in [("", -1), ("", 0), ("", 1), ("a", 1), ("ab", 2)]:
+        with sub(n):
+            try:
+                got = list(_batches(items, n))
+            except ValueError as e:
+                got = str(e)
+            log.append(got)
+    return log
+
+
+def test_a_with_block_reached_again_natively_exits_as_plain():
+    """A break stub whose instruction raised runs the rest of the frame natively; coming round
+    the loop to its break again, it goes on as plain code (3.14's LOAD_SPECIAL leaves
+    [function, self] where the trace kept [bound method, NULL]: leaving through the exit code
+    dropped the self, and __exit__ was called without it)."""
+    compiled = compiler.compile(with_blocks_in_a_loop_after_a_handled_error, backend="eager")
+    want = with_blocks_in_a_loop_after_a_handled_error()
+    for _ in range(2):
+        assert compiled() == want
