@@ -175,13 +175,16 @@ def is_frame_sensitive(fn: Any) -> bool:
 # - the timing of garbage collection (gc.collect next to weakref callbacks or finalizers):
 #   tracing allocates, and an automatic collection can run earlier than in the plain frame;
 # - linecache, where the compiler registers the source it generates;
+# - allocation failures injected after a count of allocations (``_testcapi.set_nomemory`` and
+#   test.support's ``inject_memory_error_cm`` around it): the compiler's own allocations
+#   (tracing, guards, continuations) would fail in place of the program's;
 # - closure cells changed directly (``cell.cell_contents``): continuations receive the frame's
 #   cells as free variables, and an emptied free variable reads as NameError where the plain
 #   frame's own cell raises UnboundLocalError.
 # A frame (or a function or class body defined in it) naming one of these runs natively from
 # its start, with the name in the logged reason (CPython's test_traceback, test_coroutines,
 # test_exceptions' recursion tests, test_weakref, test_descr's shared-key sizes,
-# test_funcattrs' cells).
+# test_funcattrs' cells, 3.15's out-of-memory tests of test_dict and test_str).
 # ``inspect.stack`` and ``gc.collect`` are matched by both of their names.
 _INTERPRETER_STATE_NAMES = frozenset({
     "_getframe", "_getframemodulename", "_current_frames", "currentframe", "f_back",
@@ -189,6 +192,7 @@ _INTERPRETER_STATE_NAMES = frozenset({
     "set_coroutine_origin_tracking_depth", "cr_origin", "setrecursionlimit",
     "getrefcount", "get_referrers", "get_referents", "getsizeof",
     "linecache", "cell_contents",
+    "set_nomemory", "inject_memory_error_cm",
 })
 _INTERPRETER_STATE_PAIRS = (("inspect", "stack"), ("gc", "collect"))
 

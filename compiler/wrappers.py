@@ -112,7 +112,10 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
                     return run_handoffs(result)
                 return result
             except BaseException as e:
-                raise e.with_traceback(without_compiler_frames(e.__traceback__))
+                e.__traceback__ = without_compiler_frames(e.__traceback__)
+                if _BARE_RERAISE:
+                    raise  # (adds no entry for this frame: see _RERAISE_STRIPPED)
+                raise e
 
     functools.update_wrapper(compiled, fn)
     compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
@@ -158,6 +161,15 @@ def without_compiler_frames(tb: Optional[types.TracebackType]) -> Optional[types
         entry.tb_next = head
         head = entry
     return head
+# How the wrapper re-raises an exception leaving the compiled function, without the compiler's
+# frames: ``raise e`` would add an entry for the wrapper's own frame in front of them
+# (CPython's test_traceback formats it); a bare ``raise`` adds none, and re-raises the
+# stripped traceback where the interpreter takes it from the exception (the table fact
+# ``reraise_uses_exception_traceback``; before, the thread state's unstripped one).
+_BARE_RERAISE = opcode_tables.current_table().fact("reraise_uses_exception_traceback") \
+    if opcode_tables.has_current_table() else False
+_RERAISE_STRIPPED = ("        _e.__traceback__ = _strip(_e.__traceback__)\n"
+                     + ("        raise\n" if _BARE_RERAISE else "        raise _e\n"))
 # Under sys.settrace (a debugger, coverage, a test recording line events) compiled functions
 # run natively: the trace function sees the plain frames and lines (unless
 # config.trace_generated_code asks to step through the generated code).
@@ -202,7 +214,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
            f"            return _run(result)\n"
            f"        return result\n"
            f"    except BaseException as _e:\n"
-           f"        raise _e.with_traceback(_strip(_e.__traceback__))\n")
+           f"{_RERAISE_STRIPPED}")
     n_posonly = code.co_posonlyargcount
 
     def rebind(values: tuple) -> Any:

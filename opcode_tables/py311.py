@@ -111,6 +111,7 @@ TABLE = _BASE.derive(
         "arg_flags": {"LOAD_GLOBAL": ("push_null",)},
         "call_null_layout": "null_first",
         "calls_move_arguments": True,
+        "reraise_uses_exception_traceback": True,
         "dynamo_super_call": "PRECALL",
         "send_pops_receiver_at_end": True,
         "match_pushes_success_flag": False,

@@ -349,6 +349,12 @@ TABLE = VersionTable(
         # A call to a Python function keeps its arguments on the caller's stack until it
         # returns (3.11+ moves them into the callee's frame): how long a value passed on lives.
         "calls_move_arguments": False,
+        # A bare ``raise`` in an except block re-raises the handled exception with the
+        # traceback the thread's exception state holds, which is not the exception's own
+        # ``__traceback__`` where the two are kept apart (up to 3.10); from 3.11 the state is
+        # the exception itself, so a ``__traceback__`` set in the handler is what propagates
+        # (and a bare raise adds no entry for the re-raising frame).
+        "reraise_uses_exception_traceback": False,
         # ``yield from``'s SEND, when the delegate is exhausted, pops it with the sent value
         # and pushes the delegate's return value (3.11); from 3.12 it leaves the delegate
         # below the return value for END_SEND to pop.  (No SEND before 3.11: YIELD_FROM.)

@@ -210,7 +210,11 @@ class UserFunctionVariable(BaseUserFunctionVariable):
 
     def getattr(self, tx: Translator, name: str) -> VariableTracker:
         if name in ("__name__", "__qualname__", "__module__", "__doc__"):
-            return ConstantVariable(getattr(self.fn, name))
+            # Writable: guarded by value (a guard on the function's identity, or on its code,
+            # says nothing of them: CPython's test_funcattrs sets __doc__ between reads).
+            if self.source is None:
+                raise Unsupported(f"{name} of {self.describe()} without a source to guard it")
+            return tx.output.wrap(getattr(self.fn, name), AttrSource(self.source, name))
         return super().getattr(tx, name)
 
 

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import compiler
+import opcode_tables
 
 
 def outcome(fn, *args):
@@ -609,10 +610,29 @@ def recursion_limit_set_relative_to_the_depth():
         sys.setrecursionlimit(old)
 
 
+def allocation_failure_injected():
+    # CPython 3.15's test_dict.test_copy_empty_no_memory: allocations fail from the next one on
+    try:
+        import _testcapi
+    except ImportError:  # a build without the test C API: nothing to inject
+        return "no _testcapi"
+    copy = {}.copy
+    try:
+        _testcapi.set_nomemory(0)
+        try:
+            copy()
+        finally:
+            _testcapi.remove_mem_hooks()
+    except MemoryError:
+        return "MemoryError"
+    return "no error"
+
+
 @pytest.mark.parametrize("program", [stack_as_extracted, stack_walked_at_two_depths,
                                      stack_printed_and_formatted_from_the_caller, linecache_left_untouched,
                                      recursion_limit_set_relative_to_the_depth, refcount_of_a_constant_across_breaks,
-                                     collection_timing_with_weakref_callbacks, cell_emptied_through_its_closure],
+                                     collection_timing_with_weakref_callbacks, cell_emptied_through_its_closure,
+                                     allocation_failure_injected],
                          ids=lambda p: p.__name__)
 def test_code_that_observes_interpreter_state_sees_the_plain_state(program):
     """A frame that reads the call stack or its depth, reference counts, garbage-collection
@@ -1055,6 +1075,38 @@ def test_looking_at_an_argument_does_not_give_it_a_dict():
     assert functools.partial(ours_p).func is functools.partial(plain_p).func is len
 
 
+def _names_of(f):
+    return f.__name__, f.__qualname__, f.__module__, f.__doc__
+
+
+def docstring_set_in_a_loop():
+    # CPython's test_funcattrs.test___doc__: each store is a break, the read after it a
+    # continuation compiled once for the function's code
+    def func():
+        "docstring"
+    out = [func.__doc__]
+    for value in "other", 42, None:
+        func.__doc__ = value
+        out.append(func.__doc__)
+    del func.__doc__
+    out.append(func.__doc__)
+    return out
+
+
+def test_writable_function_attributes_are_read_as_they_are_now():
+    """__name__, __qualname__, __module__ and __doc__ of a function can be set at any time:
+    a compiled read is guarded by their values, not folded under a guard on the function."""
+    def g():
+        "first"
+    compiled = compiler.compile(_names_of, backend="eager")
+    assert compiled(g) == _names_of(g)
+    for name, value in [("__doc__", "second"), ("__doc__", 42), ("__name__", "renamed"),
+                        ("__qualname__", "Q.renamed"), ("__module__", "elsewhere")]:
+        setattr(g, name, value)
+        assert compiled(g) == _names_of(g)
+    assert_same_behaviour(docstring_set_in_a_loop)
+
+
 # -- tracebacks ------------------------------------------------------------------------------
 
 def _frames_of(fn, *args):
@@ -1084,10 +1136,43 @@ def raises_and_catches_in_the_frame():
 def test_an_escaping_exception_shows_the_users_frames():
     plain = _frames_of(raises_after_some_work, 1)
     ours = _frames_of(compiler.compile(raises_after_some_work, backend="eager"), 1)
-    # The compiled function adds one frame of its own (its wrapper, named like the function, on
-    # its def line); the compiler's machinery is not shown; the failing line is the user's.
+    # The compiler's machinery is not shown; the failing line is the user's.  Where a bare
+    # ``raise`` re-raises the exception's own (stripped) traceback, the wrapper shows no frame
+    # of its own either (CPython's test_traceback formats whole tracebacks); up to 3.10 it
+    # adds one, named like the function, on its def line.
     assert ours[0] == plain[0] and ours[-1] == plain[-1] == ("raises_after_some_work", "return y / 0")
-    assert ours[1][0] == "raises_after_some_work" and len(ours) == len(plain) + 1
+    if opcode_tables.current_table().fact("reraise_uses_exception_traceback"):
+        assert ours == plain
+    else:
+        assert ours[1][0] == "raises_after_some_work" and len(ours) == len(plain) + 1
+
+
+def _group_raiser():
+    exceptions = []
+    try:
+        1 / 0
+    except ZeroDivisionError as inner:
+        exceptions.append(inner)
+    raise ValueError("outer", exceptions)
+
+
+def formatted_traceback_of_a_compiled_callee():
+    # CPython's test_traceback.test_colorized_traceback_from_exception_group: the callee cannot
+    # be inlined (an exception with a non-constant argument), so it runs as a compiled frame
+    # of its own; its wrapper must not show in the formatted traceback
+    import traceback
+    try:
+        _group_raiser()
+    except Exception as e:
+        return [line for line in traceback.format_exception(type(e), e, e.__traceback__)
+                if "tracematrix" in line or "File" in line]
+
+
+@pytest.mark.xfail(not opcode_tables.current_table().fact("reraise_uses_exception_traceback"), strict=True,
+                   reason="known gap up to 3.10: a re-raise takes the thread state's traceback, so the "
+                          "wrapper of a compiled callee shows one frame (see the test above)")
+def test_a_compiled_callee_leaves_no_frame_of_its_own_in_tracebacks():
+    assert_same_behaviour(formatted_traceback_of_a_compiled_callee)
 
 
 def test_frames_of_a_compiled_call_have_line_numbers():
@@ -1587,6 +1672,43 @@ def test_an_outside_dict_changed_under_a_live_iterator_raises_as_plain():
         assert expected[0] == "raised"
         assert _next_after(compiled, got) == expected
         assert list(got.items()) == list(plain.items())
+
+
+def _dict_emptied_by_deletions():
+    d = {}
+    for i in range(100):
+        d[i] = i
+    for i in range(1, 100):
+        del d[i]
+    d[5] = "x"
+    return d
+
+
+def _ordered_dict_moved_and_deleted():
+    d = collections.OrderedDict()
+    for i in range(20):
+        d[i] = i
+    d.move_to_end(3, last=False)
+    del d[4]
+    d.clear()
+    d["a"] = 1
+    return d
+
+
+@pytest.mark.parametrize("program", [_dict_emptied_by_deletions, _ordered_dict_moved_and_deleted],
+                         ids=lambda p: p.__name__)
+def test_a_dict_the_trace_made_keeps_the_entry_table_plain_code_left(program):
+    """A dict made in the compiled frame whose keys went is rebuilt by replaying its insertions,
+    deletions and clears (compiler.variables.containers.replay_dict_layout), not as a compact
+    literal: its entry table (sys.getsizeof shows it; a reversed iterator made before a clear
+    keeps its position in it, CPython 3.15's test_reversed_dict_after_clear_and_restore) is
+    the plain one."""
+    compiled = compiler.compile(program, backend="eager")
+    plain = program()
+    for _ in range(2):
+        got = compiled()
+        assert type(got) is type(plain) and list(got.items()) == list(plain.items())
+        assert sys.getsizeof(got) == sys.getsizeof(plain)
 
 
 # -- generators run lazily, interleaved with their caller ------------------------------------
