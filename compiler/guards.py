@@ -130,7 +130,14 @@ def _zero_signs(value: Any) -> tuple:
     return (math.copysign(1.0, value),)
 
 
-def _short_repr(value: Any) -> str:
+def short_repr(value: Any) -> str:
+    """At most 60 characters of ``repr(value)``, computed in time bounded by that, not by the
+    value (a guard on a 10 MB string argument must not cost a 10 MB repr per compile; the
+    repr of an int past 4,300 digits raises)."""
+    if type(value) in (str, bytes) and len(value) > 60:
+        return repr(value[:57])[:57] + f"... ({len(value)} {'characters' if type(value) is str else 'bytes'})"
+    if type(value) is int and value.bit_length() > 190:
+        return f"<int of {value.bit_length()} bits>"
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -198,10 +205,10 @@ class GuardSet:
         if _has_nan_part(value):
             # NaN != NaN, and NaNs differ in sign and payload: the value is guarded bit for bit.
             key = _value_bits(value)
-            self.add(f"{source.name()} is {_short_repr(value)} (bit for bit){why}",
+            self.add(f"{source.name()} is {short_repr(value)} (bit for bit){why}",
                      f"{self.ns.const(_value_bits, 'f')}({self._e(source)}) == {key!r}", pins_scalar=pins)
             return
-        self.add(f"{source.name()} == {_short_repr(value)}{why}",
+        self.add(f"{source.name()} == {short_repr(value)}{why}",
                  f"{self._e(source)} == {self._compared_with(value)}", pins_scalar=pins)
         if _has_zero_part(value):
             # 0.0 == -0.0: the sign of a zero is guarded too (1/x, copysign, atan2 see it).
@@ -224,7 +231,9 @@ class GuardSet:
         entry's code then holds an equal object of its own, not the program's (whose
         reference count sys.getrefcount shows, and whose lifetime the cache must not extend).
         Other constants are held as objects (floats keep their bits; a repr is never trusted)."""
-        if type(value) in (str, bytes, int):
+        # (the length is checked first: a repr costs as much as the value is long)
+        if type(value) in (str, bytes) and len(value) <= _LITERAL_LIMIT or \
+                type(value) is int and value.bit_length() <= _LITERAL_LIMIT * 3:
             literal = repr(value)
             if len(literal) <= _LITERAL_LIMIT:
                 return literal
@@ -240,7 +249,7 @@ class GuardSet:
 
     def dict_keys_match(self, source: Source, keys: Sequence[Any]) -> None:
         keys = list(keys)
-        self.add(f"list({source.name()}.keys()) == {_short_repr(keys)}",
+        self.add(f"list({source.name()}.keys()) == {short_repr(keys)}",
                  f"list({self._e(source)}) == {self.ns.const(keys, 'c')}")
 
     def array_match(self, source: Source, value: np.ndarray, layout: str,

@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import numpy as np
 
 from ..exc import Unsupported
+from ..guards import short_repr
 from ..sources import AttrSource, Source
 from .base import Translator, VariableTracker, all_constant, constants_of
 
@@ -27,8 +28,7 @@ class ConstantVariable(VariableTracker):
         self.value = value
 
     def describe(self) -> str:
-        text = repr(self.value)
-        return f"constant {text if len(text) < 40 else text[:37] + '...'}"
+        return f"constant {short_repr(self.value)}"
 
     def python_type(self) -> type:
         return type(self.value)

@@ -172,3 +172,22 @@ def test_failing_guard_names_itself():
     assert first_failing(guards.guards, params, ns, [None, np.ones(4)]).name == "L['x'].shape == (3,)"
     assert first_failing(guards.guards, params, ns, [None, [1, 2, 3]]).name == \
         "type(L['x']) is numpy.ndarray"
+
+
+def _plus_one_and_length(n, s):
+    return n + 1, len(s)
+
+
+def test_huge_constant_arguments_are_guarded_without_spelling_them_out():
+    """A value guard's description and literal are bounded, not a repr of the whole value: an
+    int past 4,300 digits has no repr at all (it raised an internal error, and the frame ran
+    natively), and a 10 MB string cost a 10 MB repr per compile (CPython's test_re timing
+    test)."""
+    n, s = 10 ** 5000, "x" * 10 ** 6
+    compiled = compiler.compile(_plus_one_and_length, backend="eager")
+    assert compiled(n, s) == _plus_one_and_length(n, s)
+    event = compiler.events()[-1]
+    assert event.internal_error is None and event.fallback_reason is None
+    assert max(len(g) for g in event.guards) < 120
+    assert compiled(n + 1, s) == _plus_one_and_length(n + 1, s)  # a new value recompiles
+    assert compiled(n, s + "y") == _plus_one_and_length(n, s + "y")
