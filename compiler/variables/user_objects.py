@@ -434,9 +434,20 @@ class TracedObjectVariable(VariableTracker):
             return f"{cg.const(object.__new__)}({self.cls_var.reconstruct(cg)})"
 
         def fill(name: str) -> str:
-            attrs = "{" + ", ".join(f"{k!r}: {v.reconstruct(cg)}" for k, v in self.attrs.items()) + "}"
-            return f"{name}.__dict__.update({attrs})"
+            values = "(" + "".join(f"{v.reconstruct(cg)}, " for v in self.attrs.values()) + ")"
+            return f"{cg.const(set_instance_attributes)}({name}, {cg.const(tuple(self.attrs))}, {values})"
         return cg.shared_filled(self, create, fill)
+
+
+def set_instance_attributes(obj: Any, names: tuple, values: tuple) -> None:
+    """Set ``obj``'s attributes one by one in its ``__dict__``, in the order the traced code
+    first set them (called by generated entry code).  Item by item, as attribute stores do,
+    the dict keeps sharing its class's keys (a split table); ``update`` from another dict
+    would copy that dict's combined table (CPython's test_dict.test_splittable_setattr_after_pop
+    sees it)."""
+    namespace = obj.__dict__
+    for name, value in zip(names, values):
+        namespace[name] = value
 
 
 class SuperVariable(VariableTracker):

@@ -1711,6 +1711,29 @@ def test_a_dict_the_trace_made_keeps_the_entry_table_plain_code_left(program):
         assert sys.getsizeof(got) == sys.getsizeof(plain)
 
 
+class _Attributes:
+    pass
+
+
+def instance_dict_seen_at_a_break():
+    # CPython's test_dict.test_splittable_setattr_after_pop: an instance made in the trace and
+    # given attributes is rebuilt with its dict sharing its class's keys, as attribute stores
+    # leave it (sys.getsizeof of the dict shows a split table)
+    a = _Attributes()
+    a.x = 1
+    a.y = 2
+    return a, a.__dict__
+
+
+def test_an_instance_made_in_the_trace_keeps_a_plain_attribute_dict():
+    plain = instance_dict_seen_at_a_break()
+    compiled = compiler.compile(instance_dict_seen_at_a_break, backend="eager")
+    for _ in range(2):
+        got = compiled()
+        assert got[1] == plain[1] and got[0].__dict__ is got[1]
+        assert sys.getsizeof(got[1]) == sys.getsizeof(plain[1])
+
+
 # -- generators run lazily, interleaved with their caller ------------------------------------
 
 _generator_counter = 0
