@@ -32,7 +32,8 @@ from opcode_tables.closure_cells import cells_as_free
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
 from opcode_tables.liveness import live_locals
-from opcode_tables.resume import Origin, ResumeExit, boxed_code, build_resume_code, loop_end, origin_of, register_origin
+from opcode_tables.resume import (BorrowedSlot, Origin, ResumeExit, boxed_code, build_resume_code, loop_end,
+                                  origin_of, register_origin)
 from opcode_tables.spec import VersionTable
 from opcode_tables.stackdepth import stack_effect
 
@@ -80,6 +81,9 @@ class BreakPlan:
     blocks: Tuple[Tuple[int, int], ...]
     exits: List[Exit] = field(default_factory=list)
     native_rest: Optional[str] = None  # why the rest of the frame runs natively in the stub
+    # Per stack slot: pushed by the stub from a live local, as the plain frame borrowed it
+    # (3.14+, compiler.borrows), instead of passed; None for the slots passed as parameters.
+    borrowed: Tuple[Optional[BorrowedSlot], ...] = ()
 
 
 def _to_original(tx: InstructionTranslator, index: int) -> Tuple[types.CodeType, str, int]:
@@ -155,6 +159,15 @@ def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, 
 
 def plan(tx: InstructionTranslator) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
+    result = _plan_paths(tx)
+    if tx.borrows is not None:
+        prefix = instructions_of(result.code)[0][result.entry_index:result.index]
+        _borrowed_slots(tx, result, prefix)
+    return result
+
+
+def _plan_paths(tx: InstructionTranslator) -> BreakPlan:
+    """The plan's stack, locals, blocks and exits (or why the rest runs natively)."""
     table = tx.table
     if tx.in_exception_handler():
         raise Unsupported("graph break inside an except or finally handler (the handled exception "
@@ -215,6 +228,23 @@ def plan(tx: InstructionTranslator) -> BreakPlan:
             return result
         result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, after), exit_blocks))
     return result
+
+
+def _borrowed_slots(tx: InstructionTranslator, p: BreakPlan, prefix: Sequence[Instruction]) -> None:
+    """The stack slots the stub pushes from a local as the plain frame borrowed them
+    (compiler.borrows).  A method pair the stub rebuilds as the plain frame's [method, self]
+    is a [method, NULL] pair in the exits' layouts: kept only where the breaking instruction
+    consumes it (a call of it or above it), or where no exit follows."""
+    spec = tx.table.opcodes[p.inst.opname]
+    # (A condition the entry converts to an exact bool stays a parameter: break_tail.)
+    borrowed = tx.borrows.at_break(tx, p.live, keep_top=spec.pops_exact_bool)
+    if p.exits:
+        depth = len(p.stack_nulls)
+        after = depth + sum(stack_effect(i, tx.table) for i in prefix) + stack_effect(p.inst, tx.table)
+        consumed = after - 1 if spec.is_call else depth
+        borrowed = tuple(None if b is not None and b.method is not None and slot < consumed else b
+                         for slot, b in enumerate(borrowed))
+    p.borrowed = borrowed
 
 
 def _plan_loop_step(table: VersionTable, result: BreakPlan, instructions: Sequence[Instruction],
@@ -280,7 +310,8 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
     """The stub that runs the breaking instruction natively (made once per break point and
     layout, shared through the registry)."""
     exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live) for e in p.exits)
-    key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, id(f_globals))
+    key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, p.borrowed,
+           id(f_globals))
     stub = registry.get(key)
     if stub is None:
         label = f"__break_at_{_offset_label(p.inst, p.index)}"
@@ -289,7 +320,7 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
             try:
                 rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
                                        live=p.live, blocks=p.blocks, **_code_names(p.code),
-                                       break_index=p.index, exits=exits, packer=pack)
+                                       break_index=p.index, exits=exits, packer=pack, borrowed=p.borrowed)
             except ValueError as e:
                 if not exits:
                     raise
@@ -355,11 +386,12 @@ def _log_code(label: str, code: types.CodeType) -> None:
 
 def stub_arguments(tx: InstructionTranslator, p: BreakPlan, cg: OutputCodegen, callee: Optional[types.CodeType],
                    ctx: BreakContext) -> List[str]:
-    """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
-    A callee whose trace failed is passed compiled, so it becomes its own frame."""
+    """Expressions for the stub's parameters: non-NULL stack slots (but those the stub pushes
+    from a local, ``p.borrowed``), then the live names.  A callee whose trace failed is
+    passed compiled, so it becomes its own frame."""
     exprs = []
-    for value in tx.stack:
-        if value is NULL:
+    for slot, value in enumerate(tx.stack):
+        if value is NULL or (slot < len(p.borrowed) and p.borrowed[slot] is not None):
             continue
         compiled = _compiled_callee(value, callee, cg, ctx)
         exprs.append(compiled if compiled is not None else value.reconstruct(cg))
@@ -404,7 +436,7 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
         # Where conditional jumps take exact bools, the compare before this one converted its
         # result natively (the trace kept the NumPy bool); converted after the side effects,
         # so that an ambiguous array truth raises where the plain function raises.
-        top = sum(not null for null in p.stack_nulls) - 1
+        top = sum(not null for null in p.stack_nulls) - sum(b is not None for b in p.borrowed) - 1
         lines.append(f"{args_name} = {args_name}[:{top}] + (bool({args_name}[{top}]),) + {args_name}[{top + 1}:]")
     # The entry returns before the stub runs (compiler.resume.Handoff): its frame holds none
     # of the frame's values while the rest of the frame runs.

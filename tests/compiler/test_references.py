@@ -133,7 +133,6 @@ def _resize_that_must_fail(a):
     return view
 
 
-@_BORROWED_GAP
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_resize_that_must_raise_still_raises(backend):
     compiled = compiler.compile(_resize_that_must_fail, backend=backend)
