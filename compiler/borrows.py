@@ -7,7 +7,9 @@ restores its stack from parameters, each an owned reference, so a native
 instruction at a break would see one reference more than the plain frame
 shows it (``ndarray.resize``'s check refuses then).  The translator therefore
 follows, instruction by instruction, the slots a borrowed load made, and the
-break's stub pushes those from the local again (opcode_tables.resume.BorrowedSlot).
+break's stub pushes those from the local again (opcode_tables.resume.BorrowedSlot);
+so does the continuation, for those the breaking instruction leaves on the stack
+(compiler.graph_break).
 
 A slot stays borrowed while the instructions leave it alone: any instruction
 that pops it (the translator's pops say how deep each one went) ends it,
@@ -26,6 +28,7 @@ from opcode_tables.resume import BorrowedSlot
 
 from .variables.array import ArrayMethodVariable
 from .variables.base import NULL, VariableTracker
+from .variables.lazy import LazyArgument
 
 if TYPE_CHECKING:
     from .tracer import InstructionTranslatorBase
@@ -43,7 +46,9 @@ def _method_pair_of(value: VariableTracker, owner: VariableTracker) -> bool:
     found on the type of ``owner`` without running code, so that running that load again in
     a stub pushes the same [method, self] pair: a method of a plain ndarray (only those are
     traced; its type's attribute lookup is NumPy's C code)."""
-    return (isinstance(value, ArrayMethodVariable) and value.array is owner
+    # (A loop's continuation holds its argument lazily: the method is the realized one's.)
+    receiver = owner.realized_tracker if isinstance(owner, LazyArgument) else owner
+    return (isinstance(value, ArrayMethodVariable) and receiver is not None and value.array is receiver
             and value.array.python_type() is np.ndarray)
 
 

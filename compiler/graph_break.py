@@ -67,6 +67,9 @@ class Exit:
     stack_nulls: Tuple[bool, ...]
     live: Tuple[str, ...]
     blocks: Tuple[Tuple[int, int], ...] = ()   # <=3.10 blocks active on this path
+    # Per slot: still borrowed from a live local after the breaking instruction (3.14+):
+    # the continuation pushes it from the local, the stub does not pass it.
+    borrowed: Tuple[Optional[BorrowedSlot], ...] = ()
 
 
 @dataclass
@@ -239,12 +242,32 @@ def _borrowed_slots(tx: InstructionTranslator, p: BreakPlan, prefix: Sequence[In
     # (A condition the entry converts to an exact bool stays a parameter: break_tail.)
     borrowed = tx.borrows.at_break(tx, p.live, keep_top=spec.pops_exact_bool)
     if p.exits:
-        depth = len(p.stack_nulls)
-        after = depth + sum(stack_effect(i, tx.table) for i in prefix) + stack_effect(p.inst, tx.table)
-        consumed = after - 1 if spec.is_call else depth
-        borrowed = tuple(None if b is not None and b.method is not None and slot < consumed else b
+        untouched = _untouched_below(tx.table, p, prefix)
+        consumed_from = untouched if spec.is_call else len(borrowed)
+        borrowed = tuple(None if b is not None and b.method is not None and slot < consumed_from else b
                          for slot, b in enumerate(borrowed))
+        # What the instruction leaves alone stays borrowed: the continuation pushes it again.
+        stored = p.inst.argval if dis.opmap.get(p.inst.opname) in dis.haslocal else None
+        for e in p.exits:
+            e.borrowed = tuple(b if b is not None and b.method is None and slot < untouched
+                               and b.local in e.live and b.local != stored else None
+                               for slot, b in enumerate(borrowed[:len(e.stack_nulls)]))
     p.borrowed = borrowed
+
+
+def _untouched_below(table: VersionTable, p: BreakPlan, prefix: Sequence[Instruction]) -> int:
+    """How many slots at the bottom of the stack the breaking instruction leaves as they are,
+    on every path: below a call's callable and arguments, below a loop's iterator, below
+    what any other instruction pops (counted from its stack effect as if it pushed one)."""
+    spec = table.opcodes[p.inst.opname]
+    depth = len(p.stack_nulls) + sum(stack_effect(i, table) for i in prefix)
+    if spec.steps_loop:
+        return max(depth - table.fact("iterator_slots"), 0)
+    jumps = (False, True) if p.inst.target is not None else (False,)
+    after = min(depth + stack_effect(p.inst, table, jump) for jump in jumps)
+    if spec.is_call:
+        return max(after - 1, 0)
+    return max(min(depth, after) - 1, 0)
 
 
 def _plan_loop_step(table: VersionTable, result: BreakPlan, instructions: Sequence[Instruction],
@@ -309,7 +332,7 @@ def _offset_label(inst: Instruction, index: int) -> int:
 def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
     """The stub that runs the breaking instruction natively (made once per break point and
     layout, shared through the registry)."""
-    exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live) for e in p.exits)
+    exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live, e.borrowed) for e in p.exits)
     key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, p.borrowed,
            id(f_globals))
     stub = registry.get(key)
@@ -342,7 +365,8 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
     """The continuation of one exit (made once per resume point, layout and backend, shared
     through the registry)."""
     registry = ctx.registry
-    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, ctx.backend_name, id(f_globals))
+    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, e.borrowed, ctx.backend_name,
+           id(f_globals))
     cont = registry.get(key)
     if cont is None:
         instructions, _ = instructions_of(p.code)
@@ -350,7 +374,7 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
         qualname = f"{p.qualname}.{label}"
         try:
             rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
-                                   live=e.live, blocks=e.blocks, **_code_names(p.code))
+                                   live=e.live, blocks=e.blocks, **_code_names(p.code), borrowed=e.borrowed)
             code = _with_cells_as_free(rc.code, p.code)
             _prepare_native_calls(code)
         except ValueError as err:

@@ -84,6 +84,9 @@ class ResumeExit:
     branch: int                      # passed as first argument to the packer
     stack_nulls: Tuple[bool, ...]    # stack right after the break instruction, bottom first (True = NULL)
     live: Tuple[str, ...]            # local (or cell) names passed after the stack values
+    # Per slot: left on the stack borrowed from a live local (BorrowedSlot without a method):
+    # not passed; the continuation pushes it from that local as the plain frame holds it.
+    borrowed: Tuple[Optional[BorrowedSlot], ...] = ()
 
 
 @dataclass
@@ -284,7 +287,8 @@ def _exit_code(exit: ResumeExit, temps: List[str], block_count: int, packer: Any
     out.extend(create_instruction("POP_BLOCK") for _ in range(block_count))
     out.append(create_instruction("LOAD_CONST", argval=packer))
     out.append(create_instruction("LOAD_CONST", argval=exit.branch))
-    values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]]
+    values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]
+              and (slot >= len(exit.borrowed) or exit.borrowed[slot] is None)]
     # Checked loads: a slot wrongly declared non-NULL raises instead of pushing NULL.
     out.extend(_load_local(name, cells, table) for name in values)
     out.extend(_load_local(name, cells, table) for name in exit.live)
@@ -329,6 +333,10 @@ def _validate(code: types.CodeType, count: int, resume_index: int, live: Sequenc
         unknown = [n for n in exit.live if n not in known and n not in freevars]
         if unknown:
             raise ValueError(f"exit {exit.branch}: live names {unknown} are not variables of {code.co_name}")
+        _check_borrowed(exit.borrowed, exit.stack_nulls, exit.live, table)
+        if any(b is not None and b.method is not None for b in exit.borrowed):
+            raise ValueError(f"exit {exit.branch}: a method pair cannot be handed on (its layout is "
+                             "the interpreter's [method, self], not the exit's)")
 
 
 def _check_borrowed(borrowed: Sequence[Optional[BorrowedSlot]], stack_nulls: Sequence[bool],
