@@ -32,7 +32,8 @@ from opcode_tables.closure_cells import cells_as_free
 from opcode_tables.decode import instructions_of
 from opcode_tables.instruction import Instruction
 from opcode_tables.liveness import live_locals
-from opcode_tables.resume import Origin, ResumeExit, boxed_code, build_resume_code, loop_end, origin_of, register_origin
+from opcode_tables.resume import (BorrowedSlot, Origin, ResumeExit, boxed_code, build_resume_code, loop_end,
+                                  origin_of, register_origin)
 from opcode_tables.spec import VersionTable
 from opcode_tables.stackdepth import stack_effect
 
@@ -66,6 +67,9 @@ class Exit:
     stack_nulls: Tuple[bool, ...]
     live: Tuple[str, ...]
     blocks: Tuple[Tuple[int, int], ...] = ()   # <=3.10 blocks active on this path
+    # Per slot: still borrowed from a live local after the breaking instruction (3.14+):
+    # the continuation pushes it from the local, the stub does not pass it.
+    borrowed: Tuple[Optional[BorrowedSlot], ...] = ()
 
 
 @dataclass
@@ -80,6 +84,9 @@ class BreakPlan:
     blocks: Tuple[Tuple[int, int], ...]
     exits: List[Exit] = field(default_factory=list)
     native_rest: Optional[str] = None  # why the rest of the frame runs natively in the stub
+    # Per stack slot: pushed by the stub from a live local, as the plain frame borrowed it
+    # (3.14+, compiler.borrows), instead of passed; None for the slots passed as parameters.
+    borrowed: Tuple[Optional[BorrowedSlot], ...] = ()
 
 
 def _to_original(tx: InstructionTranslator, index: int) -> Tuple[types.CodeType, str, int]:
@@ -155,6 +162,15 @@ def _live(code: types.CodeType, index: int, bound: Sequence[str]) -> Tuple[str, 
 
 def plan(tx: InstructionTranslator) -> BreakPlan:
     """The break at the translator's current position (it stopped before the instruction)."""
+    result = _plan_paths(tx)
+    if tx.borrows is not None:
+        prefix = instructions_of(result.code)[0][result.entry_index:result.index]
+        _borrowed_slots(tx, result, prefix)
+    return result
+
+
+def _plan_paths(tx: InstructionTranslator) -> BreakPlan:
+    """The plan's stack, locals, blocks and exits (or why the rest runs natively)."""
     table = tx.table
     if tx.in_exception_handler():
         raise Unsupported("graph break inside an except or finally handler (the handled exception "
@@ -215,6 +231,43 @@ def plan(tx: InstructionTranslator) -> BreakPlan:
             return result
         result.exits.append(Exit(branch, resume_index, layout, _live(code, resume_index, after), exit_blocks))
     return result
+
+
+def _borrowed_slots(tx: InstructionTranslator, p: BreakPlan, prefix: Sequence[Instruction]) -> None:
+    """The stack slots the stub pushes from a local as the plain frame borrowed them
+    (compiler.borrows).  A method pair the stub rebuilds as the plain frame's [method, self]
+    is a [method, NULL] pair in the exits' layouts: kept only where the breaking instruction
+    consumes it (a call of it or above it), or where no exit follows."""
+    spec = tx.table.opcodes[p.inst.opname]
+    # (A condition the entry converts to an exact bool stays a parameter: break_tail.)
+    borrowed = tx.borrows.at_break(tx, p.live, keep_top=spec.pops_exact_bool)
+    if p.exits:
+        untouched = _untouched_below(tx.table, p, prefix)
+        consumed_from = untouched if spec.is_call else len(borrowed)
+        borrowed = tuple(None if b is not None and b.method is not None and slot < consumed_from else b
+                         for slot, b in enumerate(borrowed))
+        # What the instruction leaves alone stays borrowed: the continuation pushes it again.
+        stored = p.inst.argval if dis.opmap.get(p.inst.opname) in dis.haslocal else None
+        for e in p.exits:
+            e.borrowed = tuple(b if b is not None and b.method is None and slot < untouched
+                               and b.local in e.live and b.local != stored else None
+                               for slot, b in enumerate(borrowed[:len(e.stack_nulls)]))
+    p.borrowed = borrowed
+
+
+def _untouched_below(table: VersionTable, p: BreakPlan, prefix: Sequence[Instruction]) -> int:
+    """How many slots at the bottom of the stack the breaking instruction leaves as they are,
+    on every path: below a call's callable and arguments, below a loop's iterator, below
+    what any other instruction pops (counted from its stack effect as if it pushed one)."""
+    spec = table.opcodes[p.inst.opname]
+    depth = len(p.stack_nulls) + sum(stack_effect(i, table) for i in prefix)
+    if spec.steps_loop:
+        return max(depth - table.fact("iterator_slots"), 0)
+    jumps = (False, True) if p.inst.target is not None else (False,)
+    after = min(depth + stack_effect(p.inst, table, jump) for jump in jumps)
+    if spec.is_call:
+        return max(after - 1, 0)
+    return max(min(depth, after) - 1, 0)
 
 
 def _plan_loop_step(table: VersionTable, result: BreakPlan, instructions: Sequence[Instruction],
@@ -279,8 +332,9 @@ def _offset_label(inst: Instruction, index: int) -> int:
 def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
     """The stub that runs the breaking instruction natively (made once per break point and
     layout, shared through the registry)."""
-    exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live) for e in p.exits)
-    key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, id(f_globals))
+    exits = tuple(ResumeExit(e.branch, e.stack_nulls, e.live, e.borrowed) for e in p.exits)
+    key = ("stub", p.code, p.index, p.entry_index, p.stack_nulls, p.live, p.blocks, exits, p.borrowed,
+           id(f_globals))
     stub = registry.get(key)
     if stub is None:
         label = f"__break_at_{_offset_label(p.inst, p.index)}"
@@ -289,7 +343,7 @@ def stub_for(p: BreakPlan, f_globals: dict, registry: Registry) -> Stub:
             try:
                 rc = build_resume_code(p.code, resume_index=p.entry_index, stack_nulls=p.stack_nulls,
                                        live=p.live, blocks=p.blocks, **_code_names(p.code),
-                                       break_index=p.index, exits=exits, packer=pack)
+                                       break_index=p.index, exits=exits, packer=pack, borrowed=p.borrowed)
             except ValueError as e:
                 if not exits:
                     raise
@@ -311,7 +365,8 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
     """The continuation of one exit (made once per resume point, layout and backend, shared
     through the registry)."""
     registry = ctx.registry
-    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, ctx.backend_name, id(f_globals))
+    key = ("resume", p.code, e.resume_index, e.stack_nulls, e.live, e.blocks, e.borrowed, ctx.backend_name,
+           id(f_globals))
     cont = registry.get(key)
     if cont is None:
         instructions, _ = instructions_of(p.code)
@@ -319,7 +374,7 @@ def continuation_for(p: BreakPlan, e: Exit, f_globals: dict, ctx: BreakContext) 
         qualname = f"{p.qualname}.{label}"
         try:
             rc = build_resume_code(p.code, resume_index=e.resume_index, stack_nulls=e.stack_nulls,
-                                   live=e.live, blocks=e.blocks, **_code_names(p.code))
+                                   live=e.live, blocks=e.blocks, **_code_names(p.code), borrowed=e.borrowed)
             code = _with_cells_as_free(rc.code, p.code)
             _prepare_native_calls(code)
         except ValueError as err:
@@ -355,11 +410,12 @@ def _log_code(label: str, code: types.CodeType) -> None:
 
 def stub_arguments(tx: InstructionTranslator, p: BreakPlan, cg: OutputCodegen, callee: Optional[types.CodeType],
                    ctx: BreakContext) -> List[str]:
-    """Expressions for the stub's parameters: non-NULL stack slots, then the live names.
-    A callee whose trace failed is passed compiled, so it becomes its own frame."""
+    """Expressions for the stub's parameters: non-NULL stack slots (but those the stub pushes
+    from a local, ``p.borrowed``), then the live names.  A callee whose trace failed is
+    passed compiled, so it becomes its own frame."""
     exprs = []
-    for value in tx.stack:
-        if value is NULL:
+    for slot, value in enumerate(tx.stack):
+        if value is NULL or (slot < len(p.borrowed) and p.borrowed[slot] is not None):
             continue
         compiled = _compiled_callee(value, callee, cg, ctx)
         exprs.append(compiled if compiled is not None else value.reconstruct(cg))
@@ -404,7 +460,7 @@ def break_tail(p: BreakPlan, stub_expr: str, args_name: str, conts_expr: Optiona
         # Where conditional jumps take exact bools, the compare before this one converted its
         # result natively (the trace kept the NumPy bool); converted after the side effects,
         # so that an ambiguous array truth raises where the plain function raises.
-        top = sum(not null for null in p.stack_nulls) - 1
+        top = sum(not null for null in p.stack_nulls) - sum(b is not None for b in p.borrowed) - 1
         lines.append(f"{args_name} = {args_name}[:{top}] + (bool({args_name}[{top}]),) + {args_name}[{top + 1}:]")
     # The entry returns before the stub runs (compiler.resume.Handoff): its frame holds none
     # of the frame's values while the rest of the frame runs.

@@ -28,6 +28,7 @@ from opcode_tables.liveness import in_loop, live_locals
 from opcode_tables.resume import origin_of, within_for_loop
 
 from . import config
+from .borrows import BorrowedSlots
 from .exc import InternalCompilerError, Unsupported
 from .output_graph import OutputGraph
 from .side_effects import DELETED
@@ -85,6 +86,10 @@ class InstructionTranslatorBase:
         self.table = opcode_tables.current_table()
         self.instructions, self._index = instructions_of(code)
         self.stack: List[VariableTracker] = []
+        # Slots the plain frame would hold borrowed from a local (3.14+), for a break's stub.
+        borrowed_load = self.table.fact("borrowed_local_load")
+        self.borrows = BorrowedSlots(borrowed_load) if borrowed_load is not None else None
+        self._low_water = 0   # the lowest the stack went during the current instruction
         self.locals: Dict[str, VariableTracker] = {}
         self.cells: Dict[str, CellVariable] = {}
         self.block_stack: List[Tuple[str, Instruction, int]] = []
@@ -112,7 +117,9 @@ class InstructionTranslatorBase:
     def pop_raw(self) -> VariableTracker:
         if not self.stack:
             raise InternalCompilerError(f"stack underflow at {self.current}")
-        return self.stack.pop()
+        value = self.stack.pop()
+        self._low_water = min(self._low_water, len(self.stack))
+        return value
 
     def popn(self, n: int) -> List[VariableTracker]:
         return [realized(value, self) for value in self.popn_raw(n)]
@@ -124,6 +131,7 @@ class InstructionTranslatorBase:
             raise InternalCompilerError(f"stack underflow at {self.current}")
         values = self.stack[-n:]
         del self.stack[-n:]
+        self._low_water = min(self._low_water, len(self.stack))
         return values
 
     def peek(self, depth: int = 1) -> VariableTracker:
@@ -300,12 +308,12 @@ class InstructionTranslatorBase:
             spec = self.table.opcodes.get(inst.opname)
             why = spec.unsupported if spec is not None and spec.unsupported else "no handler yet"
             raise self.unsupported(f"opcode {inst.opname}: {why}")
+        depth = self._low_water = len(self.stack)
+        handler(self, inst)
         if config.debug_checks:
-            depth = len(self.stack)
-            handler(self, inst)
             self.check_stack_effect(inst, depth)
-        else:
-            handler(self, inst)
+        if self.borrows is not None:
+            self.borrows.after(self, inst, depth, self._low_water)
 
     def count_instruction(self, inst: Instruction) -> None:
         """Add ``inst`` to the running segment, as many times as Dynamo's cleaned copy of
@@ -406,6 +414,8 @@ class InstructionTranslatorBase:
                 raise self.unsupported(f"{type(e.exc).__name__} raised inside a with block whose __exit__ "
                                        "is not modelled: the raising instruction runs natively")
             del self.stack[handler.depth:]
+            if self.borrows is not None:
+                self.borrows.drop_from(handler.depth)
             if handler.lasti:
                 self.push(ConstantVariable(self.current.offset or 0))
             self.push(exc_var)

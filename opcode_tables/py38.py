@@ -99,6 +99,15 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     (pushing NULL, a crash, if it is not): LOAD_FAST, and from 3.14
     LOAD_FAST_BORROW.  A continuation entered without such a name loads it
     with LOAD_FAST_CHECK instead.
+``borrowed_local_load``
+    The opname that pushes a local without a reference of its own (the frame's
+    local keeps the value alive; the compiler emits it only where that holds
+    until the value is consumed): LOAD_FAST_BORROW from 3.14; None before (every
+    load owns a reference).  A native instruction sees the borrowed slot in the
+    object's reference count (``ndarray.resize``'s check), so a break stub
+    pushes such a slot the same way.  Where it exists, a method load
+    (LOAD_ATTR's is_method form) moves its operand's reference, borrowed or
+    not, into the self slot of the [method, self] pair it pushes.
 ``iterator_slots``
     Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
     cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
@@ -346,6 +355,7 @@ TABLE = VersionTable(
         "loop_end_cleanup": (),
         "call_function_ex_kwargs": "flag",
         "unchecked_local_loads": ("LOAD_FAST",),
+        "borrowed_local_load": None,
         # A call to a Python function keeps its arguments on the caller's stack until it
         # returns (3.11+ moves them into the callee's frame): how long a value passed on lives.
         "calls_move_arguments": False,

@@ -38,7 +38,7 @@ def is_generated_code(code: types.CodeType) -> bool:
     """Whether ``code`` was built by this module (a break stub or a continuation)."""
     return code in _generated
 
-__all__ = ["NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "stack_restorable", "Origin",
+__all__ = ["BorrowedSlot", "NullCarrier", "ResumeExit", "ResumeCode", "build_resume_code", "stack_restorable", "Origin",
            "origin_of", "register_origin", "boxed_code", "boxed_variant_of"]
 
 # Opcodes whose argument names a fast local, a cell or a free variable: their
@@ -65,12 +65,28 @@ class NullCarrier:
 
 
 @dataclass(frozen=True)
+class BorrowedSlot:
+    """A stack slot the original frame holds as a reference borrowed from the local ``local``
+    (the table's ``borrowed_local_load``): the stub pushes it with that load, taking no
+    parameter for it, so that the breaking instruction sees the reference count the plain
+    frame shows it.  With ``method``, the slot and the NULL above it are the [method, self]
+    pair ``LOAD_ATTR method`` made of the borrowed local; the stub runs that load again
+    (only for receivers whose method lookup runs no code: the tracer decides)."""
+
+    local: str
+    method: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class ResumeExit:
     """One way out of a stub: what ``packer`` receives on that path."""
 
     branch: int                      # passed as first argument to the packer
     stack_nulls: Tuple[bool, ...]    # stack right after the break instruction, bottom first (True = NULL)
     live: Tuple[str, ...]            # local (or cell) names passed after the stack values
+    # Per slot: left on the stack borrowed from a live local (BorrowedSlot without a method):
+    # not passed; the continuation pushes it from that local as the plain frame holds it.
+    borrowed: Tuple[Optional[BorrowedSlot], ...] = ()
 
 
 @dataclass
@@ -203,8 +219,10 @@ def stack_restorable(stack_nulls: Sequence[bool], table: VersionTable) -> bool:
 
 def _restore_stack(stack_nulls: Sequence[bool], stack_params: List[str],
                    blocks: Sequence[Tuple[int, int]], body: List[Instruction],
-                   table: VersionTable) -> List[Instruction]:
-    """Push the saved stack back, bottom first, re-entering each block at its depth."""
+                   table: VersionTable, borrowed: Sequence[Optional[BorrowedSlot]] = ()) -> List[Instruction]:
+    """Push the saved stack back, bottom first, re-entering each block at its depth; a
+    borrowed slot (``borrowed``, by slot) is pushed from its local as the original frame
+    pushed it, not from a parameter."""
     has_push_null = "PUSH_NULL" in table
     pending_blocks = sorted(blocks, key=lambda b: b[1])
     if [b[1] for b in pending_blocks] != [b[1] for b in blocks]:
@@ -221,7 +239,15 @@ def _restore_stack(stack_nulls: Sequence[bool], stack_params: List[str],
     slot = 0
     while slot < len(stack_nulls):
         enter_blocks()
-        if not stack_nulls[slot]:
+        borrow = borrowed[slot] if slot < len(borrowed) else None
+        if borrow is not None:
+            out.append(create_instruction(table.fact("borrowed_local_load"), argval=borrow.local))
+            if borrow.method is None:
+                slot, depth = slot + 1, depth + 1
+                continue
+            out.append(create_instruction("LOAD_ATTR", argval=borrow.method, is_method=True))
+            slot, depth = slot + 2, depth + 2
+        elif not stack_nulls[slot]:
             out.append(create_instruction("LOAD_FAST", argval=next(params)))
             slot, depth = slot + 1, depth + 1
         elif has_push_null:
@@ -276,7 +302,8 @@ def _exit_code(exit: ResumeExit, temps: List[str], block_count: int, packer: Any
         out.extend(create_instruction("POP_BLOCK") for _ in range(block_count))
     out.append(create_instruction("LOAD_CONST", argval=packer))
     out.append(create_instruction("LOAD_CONST", argval=exit.branch))
-    values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]]
+    values = [temps[slot] for slot in range(count) if not exit.stack_nulls[slot]
+              and (slot >= len(exit.borrowed) or exit.borrowed[slot] is None)]
     # Checked loads: a slot wrongly declared non-NULL raises instead of pushing NULL.
     out.extend(_load_local(name, cells, table) for name in values)
     out.extend(_load_local(name, cells, table) for name in exit.live)
@@ -355,6 +382,30 @@ def _validate(code: types.CodeType, count: int, resume_index: int, live: Sequenc
         unknown = [n for n in exit.live if n not in known and n not in freevars]
         if unknown:
             raise ValueError(f"exit {exit.branch}: live names {unknown} are not variables of {code.co_name}")
+        _check_borrowed(exit.borrowed, exit.stack_nulls, exit.live, table)
+        if any(b is not None and b.method is not None for b in exit.borrowed):
+            raise ValueError(f"exit {exit.branch}: a method pair cannot be handed on (its layout is "
+                             "the interpreter's [method, self], not the exit's)")
+
+
+def _check_borrowed(borrowed: Sequence[Optional[BorrowedSlot]], stack_nulls: Sequence[bool],
+                    live: Sequence[str], table: VersionTable) -> None:
+    """Refuse borrowed slots the prologue cannot push as described."""
+    if not any(b is not None for b in borrowed):
+        return
+    if table.fact("borrowed_local_load") is None:
+        raise ValueError("borrowed slots need a borrowed load (the table fact borrowed_local_load)")
+    if len(borrowed) > len(stack_nulls):
+        raise ValueError(f"{len(borrowed)} borrowed entries for {len(stack_nulls)} stack slots")
+    for slot, borrow in enumerate(borrowed):
+        if borrow is None:
+            continue
+        if stack_nulls[slot]:
+            raise ValueError(f"stack slot {slot} is NULL; it cannot be borrowed")
+        if borrow.local not in live:
+            raise ValueError(f"stack slot {slot} borrows {borrow.local!r}, which is not a live local")
+        if borrow.method is not None and not (slot + 1 < len(stack_nulls) and stack_nulls[slot + 1]):
+            raise ValueError(f"stack slot {slot} is a method pair but no NULL slot follows it")
 
 
 def build_resume_code(code: types.CodeType, *,
@@ -366,7 +417,8 @@ def build_resume_code(code: types.CodeType, *,
                       qualname: str,
                       break_index: Optional[int] = None,
                       exits: Sequence[ResumeExit] = (),
-                      packer: Any = None) -> ResumeCode:
+                      packer: Any = None,
+                      borrowed: Sequence[Optional[BorrowedSlot]] = ()) -> ResumeCode:
     """A continuation of ``code`` at ``resume_index`` (or, with ``break_index``, a stub).
 
     Parameters are one per non-NULL slot of ``stack_nulls`` (bottom first)
@@ -375,7 +427,9 @@ def build_resume_code(code: types.CodeType, *,
     outermost first.  In stub mode the instruction at ``break_index`` runs
     natively; then each exit returns ``packer(branch, *stack values, *live)``
     (``exits[0]`` on fall-through, ``exits[1]`` when a conditional jump is
-    taken); with no exits the rest of the function runs natively.
+    taken); with no exits the rest of the function runs natively.  ``borrowed``
+    (by slot, None for most) names the slots pushed from a live local instead
+    of a parameter (``BorrowedSlot``).
     """
     table = _current_table()
     original = decode_cached(code).split_instructions()
@@ -383,7 +437,10 @@ def build_resume_code(code: types.CodeType, *,
     cellvars, freevars = list(code.co_cellvars), list(code.co_freevars)
     known = set(code.co_varnames) | set(cellvars)
     taken = known | set(freevars) | set(code.co_names)
-    stack_params = [_fresh_name(f"___stack{i}", taken) for i in range(sum(1 for n in stack_nulls if not n))]
+    _check_borrowed(borrowed, stack_nulls, live, table)
+    passed = sum(1 for slot, null in enumerate(stack_nulls)
+                 if not null and (slot >= len(borrowed) or borrowed[slot] is None))
+    stack_params = [_fresh_name(f"___stack{i}", taken) for i in range(passed)]
     params = stack_params + list(live)
     _check_zero_argument_super(code, original, resume_index, params)
     varnames = params + [v for v in code.co_varnames if v not in params]
@@ -400,7 +457,7 @@ def build_resume_code(code: types.CodeType, *,
     if resume_index < start:
         raise ValueError(f"resume_index={resume_index} lies inside the frame prologue (ends at {start})")
 
-    entry = _restore_stack(stack_nulls, stack_params, blocks, body, table)
+    entry = _restore_stack(stack_nulls, stack_params, blocks, body, table, borrowed)
     # Once on the stack, the stack parameters go: locals() must not show them (they are ours,
     # not the user's), and a value must live only as long as its stack slot (an exception the
     # frame is handling, kept in a local, would hold the frame through its traceback: a cycle).

@@ -18,6 +18,7 @@ import dis
 import inspect
 import io
 import math
+import sys
 import types
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
@@ -28,8 +29,8 @@ from tests.corpus.registry import Call
 from opcode_tables import current_table
 from opcode_tables.factories import body_start
 from opcode_tables.liveness import live_locals
-from opcode_tables.resume import (NullCarrier, ResumeCode, ResumeExit, boxed_code, boxed_variant_of, build_resume_code,
-                                   loop_end)
+from opcode_tables.resume import (BorrowedSlot, NullCarrier, ResumeCode, ResumeExit, boxed_code, boxed_variant_of,
+                                   build_resume_code, loop_end)
 
 TABLE = current_table()
 CALLS = ("CALL", "CALL_FUNCTION", "CALL_METHOD", "CALL_FUNCTION_KW", "CALL_KW")
@@ -897,6 +898,60 @@ def test_bad_requests_raise_clear_errors() -> None:
     with pytest.raises(ValueError, match="free variable"):
         build_resume_code(uses_free.__code__, resume_index=_entry(uses_free)[0], stack_nulls=(), live=("k",),
                           name="n", qualname="n")
+
+
+_REFCOUNT = sys.getrefcount   # (a C function: the count its argument slot gives the array)
+
+
+def _counts_its_argument(a):
+    return _REFCOUNT(a)
+
+
+@pytest.mark.skipif(TABLE.fact("borrowed_local_load") is None, reason="every load owns a reference here")
+def test_a_borrowed_slot_is_pushed_from_its_local_as_the_plain_frame_pushes_it() -> None:
+    """A stub at the call, its argument slot borrowed from ``a``: no parameter for the slot,
+    and the native call counts the references the plain frame gives it (an owned copy from a
+    parameter would be one more)."""
+    fn = _counts_its_argument
+    call = _calls(fn)[0]
+    before = Point(fn, call - 1)
+    assert before.at == call and not before.nulls[-1]
+    borrowed = (None,) * (len(before.nulls) - 1) + (BorrowedSlot("a"),)
+    rc = build_resume_code(fn.__code__, resume_index=call, stack_nulls=before.nulls, live=("a",), name="s",
+                           qualname="s", break_index=call, borrowed=borrowed)
+    assert len(rc.stack_params) == sum(not null for null in before.nulls) - 1 and rc.params[-1] == "a"
+    owned = build_resume_code(fn.__code__, resume_index=call, stack_nulls=before.nulls, live=("a",), name="s",
+                              qualname="s", break_index=call)
+    # Plain calls (no argument tuple): [callable, NULL, a] leaves the callable as the one parameter.
+    assert len(rc.stack_params) == 1
+    borrowing, owning = _function(rc, fn, "s"), _function(owned, fn, "s")
+    # Values taken out of a list, each an owned reference moved into the callee's frame (as
+    # compiler.resume passes them).
+    value = object()
+    box = [value]
+    plain = fn(box.pop())
+    box = [_REFCOUNT, value]
+    assert borrowing(box.pop(0), box.pop(0)) == plain
+    box = [_REFCOUNT, value, value]
+    assert owning(box.pop(0), box.pop(0), box.pop(0)) == plain + 1
+
+
+def test_borrowed_slots_that_cannot_be_pushed_are_refused() -> None:
+    code = _counts_its_argument.__code__
+    call = _calls(_counts_its_argument)[0]
+    nulls = Point(_counts_its_argument, call - 1).nulls
+    borrowed = (None,) * (len(nulls) - 1) + (BorrowedSlot("a"),)
+    if TABLE.fact("borrowed_local_load") is None:
+        with pytest.raises(ValueError, match="borrowed load"):
+            build_resume_code(code, resume_index=call, stack_nulls=nulls, live=("a",), name="n", qualname="n",
+                              borrowed=borrowed)
+        return
+    with pytest.raises(ValueError, match="not a live local"):
+        build_resume_code(code, resume_index=call, stack_nulls=nulls, live=(), name="n", qualname="n",
+                          borrowed=borrowed)
+    with pytest.raises(ValueError, match="no NULL slot follows"):
+        build_resume_code(code, resume_index=call, stack_nulls=nulls, live=("a",), name="n", qualname="n",
+                          borrowed=borrowed[:-1] + (BorrowedSlot("a", "sum"),))
 
 
 def test_blocks_that_cannot_be_re_entered_are_refused() -> None:

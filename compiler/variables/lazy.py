@@ -49,6 +49,11 @@ class LazyArgument(VariableTracker):
             return self._realized.describe()
         return f"{type(self.value).__qualname__} argument"
 
+    @property
+    def realized_tracker(self) -> Optional[VariableTracker]:
+        """The tracker ``realize`` made, or None while the argument is not looked at."""
+        return self._realized
+
     def realize(self, tx: Translator) -> VariableTracker:
         """The tracker an eager wrap would have made (made once, shared by every reference)."""
         if self._realized is None:
