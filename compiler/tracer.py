@@ -591,7 +591,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         unread = set()
         lazy = False
         if origin is not None and origin.resume_index >= 0:
-            read = live_locals(origin.code, origin.resume_index)
+            read = live_locals(origin.code, origin.resume_index) | set(origin.resume_code.stack_locals)
             unread = {n for n in self.arg_values if n not in stack_params and n not in read
                       and n not in self.code.co_cellvars}
             # A stage of a loop (it runs once per iteration, or leaves a for loop by a break):

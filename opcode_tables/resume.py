@@ -98,6 +98,8 @@ class ResumeCode:
     stack_params: List[str]
     # index into the generated instruction list -> index into the original's; absent = inserted
     _origin: Dict[int, int] = field(default_factory=dict, repr=False)
+    # Locals the prologue pushes onto the stack (borrowed slots): read there, whatever follows.
+    stack_locals: Tuple[str, ...] = ()
 
     def original_index(self, index: int) -> Optional[int]:
         """Index into instructions_of(self.code) -> index into instructions_of(original), None if inserted."""
@@ -498,7 +500,8 @@ def build_resume_code(code: types.CodeType, *,
     new_code = assemble(instructions, code, **overrides)
     origin = {i: origin_of[id(inst)] for i, inst in enumerate(instructions) if id(inst) in origin_of}
     _generated.add(new_code)
-    return ResumeCode(code=new_code, params=params, stack_params=stack_params, _origin=origin)
+    return ResumeCode(code=new_code, params=params, stack_params=stack_params, _origin=origin,
+                      stack_locals=tuple(b.local for b in borrowed if b is not None))
 
 
 def _copies_up_to_break(body: List[Instruction], resume_index: int, break_index: int,

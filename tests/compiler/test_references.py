@@ -272,6 +272,20 @@ def test_a_native_call_at_a_break_on_an_argument_the_caller_keeps(backend):
         assert call_keeping(compiled) == call_keeping(_count_directly)
 
 
+def _kept_below_a_break(x, n):
+    y = x * 2.0
+    return y + len(str(x)) + n          # y stays on the stack (borrowed) across the break at str()
+
+
+def test_a_borrowed_slot_handed_to_a_continuation_is_traced_there():
+    """The continuation pushes the slot from its local: that local is read there (the
+    continuation wraps it as a traced array, not as a value only carried along), so the
+    addition after the break is in the continuation's graph."""
+    out = compiler.explain(_kept_below_a_break, np.arange(3.0), 4)
+    np.testing.assert_array_equal(out.result, _kept_below_a_break(np.arange(3.0), 4))
+    assert out.graph_break_count == 1 and out.ops_per_graph[-1] == ["operator.add", "operator.add"]
+
+
 def _outcome_on_a_temporary(fn):
     """``_outcome`` of ``fn(np.eye(3))``, the array held by nothing but the call (no tuple of
     arguments)."""
