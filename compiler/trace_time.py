@@ -92,3 +92,38 @@ def call_quietly(fn: Callable, args: Any, kwargs: Dict[str, Any], fp: str = "ign
     """``fn(*args, **kwargs)`` under ``quietly(fp)``."""
     with quietly(fp):
         return fn(*args, **kwargs)
+
+
+# Int <-> str conversions of more digits than this may raise under the interpreter's limit
+# (sys.set_int_max_str_digits, CVE-2020-10735; no limit can be set lower than this).  A fold
+# that may convert such a number gives an answer that depends on the limit at run time,
+# which a guard on the values does not see: it is not folded.
+_DIGIT_CHECK_THRESHOLD = getattr(sys.int_info, "str_digits_check_threshold", 640)
+# An int of at most this many bits has at most _DIGIT_CHECK_THRESHOLD decimal digits.
+_SAFE_INT_BITS = int(_DIGIT_CHECK_THRESHOLD * 3.3219280948873626) - 1
+
+
+def depends_on_int_digit_limit(fn: Any, args: Any, kwargs: Any) -> bool:
+    """Whether calling ``fn`` on these constants could convert an int to or from a string of
+    more decimal digits than any limit lets through (``str(n)``, ``f"{n}"``, ``int(s)``): the
+    call's outcome then depends on ``sys.get_int_max_str_digits()`` when it runs."""
+    owner = getattr(fn, "__self__", None)
+    pending = [owner, *args, *dict(kwargs).values()]
+    seen = 0
+    while pending and seen < 10_000:
+        value = pending.pop()
+        seen += 1
+        if isinstance(value, int) and not isinstance(value, bool):
+            if value.bit_length() > _SAFE_INT_BITS:
+                return True
+        elif isinstance(value, (str, bytes, bytearray)):
+            # (only parsing reads a long string as digits: int(s), int.__new__)
+            if len(value) > _DIGIT_CHECK_THRESHOLD and (
+                    isinstance(fn, type) and issubclass(fn, int) or isinstance(owner, type) and issubclass(owner, int)):
+                return True
+        elif isinstance(value, (tuple, list, frozenset, set)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+    return False

@@ -32,7 +32,7 @@ from .borrows import BorrowedSlots
 from .exc import InternalCompilerError, Unsupported
 from .output_graph import OutputGraph
 from .side_effects import DELETED
-from .trace_time import WarningTrapped, call_quietly
+from .trace_time import WarningTrapped, call_quietly, depends_on_int_digit_limit
 from .sources import (BuiltinSource, ClosureSource, GlobalSource, ItemSource, LocalSource, Source,
                       has_instance_dict, local_param_name)
 from .variables import builder
@@ -194,6 +194,10 @@ class InstructionTranslatorBase:
         A call that would warn or signal a floating-point error is not evaluated here: the
         effect belongs to every call at its place in the program, under the caller's error
         state, so the instruction runs natively (a graph break), see compiler.trace_time."""
+        if depends_on_int_digit_limit(fn, args, kwargs):
+            raise self.unsupported(f"{_callable_name(fn)} on constants may convert an int of more than "
+                                   "640 digits to or from a string, which depends on "
+                                   "sys.get_int_max_str_digits() when it runs; it runs natively")
         try:
             return call_quietly(fn, args, kwargs, fp="raise")
         except WarningTrapped as trapped:

@@ -1734,6 +1734,40 @@ def test_an_instance_made_in_the_trace_keeps_a_plain_attribute_dict():
         assert sys.getsizeof(got[1]) == sys.getsizeof(plain[1])
 
 
+def _digits_of(n):
+    return len(str(n))
+
+
+def _parsed_mod_7(s):
+    return int(s) % 7
+
+
+def _formatted(n):
+    return f"{n:>10}"[:3]
+
+
+@pytest.mark.parametrize("fn,value", [(_digits_of, 10 ** 5000), (_parsed_mod_7, "1" * 5000),
+                                      (_formatted, -(10 ** 700))], ids=["str", "int", "format"])
+def test_int_string_conversions_obey_the_digit_limit_in_force_at_each_call(fn, value):
+    """An int <-> str conversion of more than 640 digits raises or not by
+    sys.set_int_max_str_digits when it runs: it is not folded at trace time under the limit of
+    that moment (a cached entry returned the string after the limit went down)."""
+    def outcome(f):
+        try:
+            return "value", f(value)
+        except ValueError as e:
+            return "ValueError", str(e)
+
+    old = sys.get_int_max_str_digits()
+    compiled = compiler.compile(fn, backend="eager")
+    try:
+        for limit in (0, 640, 0, 100_000, 640):
+            sys.set_int_max_str_digits(limit)
+            assert outcome(compiled) == outcome(fn), limit
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
 # -- generators run lazily, interleaved with their caller ------------------------------------
 
 _generator_counter = 0
