@@ -91,7 +91,8 @@ class SideEffects:
                     # entry order and layout are as plain; see DictVariable.changes).
                     values = [change[2] for change in changes if change[0] == "set"]
                     compute.append(f"{tmp} = ({''.join(v.reconstruct(cg) + ', ' for v in values)})")
-                    apply += _dict_change_statements(cg, src, tmp, changes)
+                    apply.append(f"{cg.const(replay_dict_changes)}({src}, "
+                                 f"{cg.const(replayed_changes(changes))}, {tmp})")
                     continue
                 added = _dict_additions(var)
                 if added is not None:
@@ -118,22 +119,26 @@ def _key(cg, key: Any) -> str:
     return repr(key) if type(key) in (int, str) else cg.const(key)
 
 
-def _dict_change_statements(cg, src: str, values: str, changes: List[Tuple[Any, ...]]) -> List[str]:
-    """The statements that make the changes a trace recorded on the dict ``src``, in order;
-    the values set are ``values[0]``, ``values[1]``, ... (computed before any store)."""
-    out: List[str] = []
-    set_count = 0
+def replay_dict_changes(target: dict, changes: Tuple[Tuple[Any, ...], ...], values: Tuple[Any, ...]) -> None:
+    """Make on ``target``, in order, the changes a trace recorded on a dict: ("set", key),
+    ("del", key), ("clear",), ("move", key, last); the sets take ``values`` in order
+    (computed before any change).  Called by generated entry code, for a dict from outside
+    whose keys went or moved and for a dict made in the trace (DictVariable.changes)."""
+    sets = iter(values)
     for change in changes:
         if change[0] == "set":
-            out.append(f"{src}[{_key(cg, change[1])}] = {values}[{set_count}]")
-            set_count += 1
+            target[change[1]] = next(sets)
         elif change[0] == "del":
-            out.append(f"del {src}[{_key(cg, change[1])}]")
+            del target[change[1]]
         elif change[0] == "clear":
-            out.append(f"{src}.clear()")
-        else:  # move
-            out.append(f"{src}.move_to_end({_key(cg, change[1])}, last={change[2]!r})")
-    return out
+            target.clear()
+        else:  # move (an OrderedDict's move_to_end)
+            target.move_to_end(change[1], last=change[2])
+
+
+def replayed_changes(changes: List[Tuple[Any, ...]]) -> Tuple[Tuple[Any, ...], ...]:
+    """The changes as replay_dict_changes takes them: a set without its value."""
+    return tuple(change[:2] if change[0] == "set" else change for change in changes)
 
 
 def _dict_additions(var: Any) -> Optional[List[Tuple[Any, Any]]]:

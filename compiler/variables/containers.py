@@ -11,6 +11,7 @@ import collections
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..exc import Unsupported
+from ..side_effects import replay_dict_changes
 from .base import Translator, VariableTracker, all_constant, constants_of
 from .constant import ConstantVariable
 
@@ -393,7 +394,7 @@ class DictVariable(_MethodsByName, VariableTracker):
         self.changes: List[Tuple[Any, ...]] = []
         # A dict made by the traced code keeps what shaped its entry table: keys added, deleted,
         # cleared or moved (each bumps key_version), not values replaced.  Where keys went, its
-        # rebuild replays that (replay_dict_layout): a reversed iterator made before a clear
+        # rebuild replays that (compiler.side_effects.replay_dict_changes): a reversed iterator made before a clear
         # keeps its position in the table, and a compact rebuild would let it see keys added
         # after (CPython's test_dict.test_reversed_dict_after_clear_and_restore).
         self.layout: List[Tuple[Any, ...]] = [("set", k) for k in self.items] if source is None else []
@@ -544,10 +545,12 @@ class DictVariable(_MethodsByName, VariableTracker):
                                     + ", ".join(f"{_key_expr(cg, k)}: {v.reconstruct(cg)}"
                                                 for k, v in self.items.items()) + "})")
         if any(change[0] != "set" for change in self.layout):
-            keys = list(self.items)
+            # Each set takes the key's final value (a key that does not stay holds None while
+            # it is there): only the entry table's shape is the program's.
+            values = "".join((self.items[c[1]].reconstruct(cg) if c[1] in self.items else "None") + ", "
+                             for c in self.layout if c[0] == "set")
             return cg.shared_filled(self, lambda: self._rebuild_empty(cg), lambda name: (
-                f"{cg.const(replay_dict_layout)}({name}, {cg.const(tuple(self.layout))}, "
-                f"{cg.const(tuple(keys))}, ({''.join(self.items[k].reconstruct(cg) + ', ' for k in keys)}))"))
+                f"{cg.const(replay_dict_changes)}({name}, {cg.const(tuple(self.layout))}, ({values}))"))
         return cg.shared(self, lambda: self._rebuild(cg))
 
     def _rebuild_empty(self, cg) -> str:
@@ -564,24 +567,6 @@ class DictVariable(_MethodsByName, VariableTracker):
             factory = self.default_factory.reconstruct(cg) if self.default_factory is not None else "None"
             return f"{cg.const(self.cls)}({factory}, {body})"
         return f"{cg.const(self.cls)}({body})"
-
-
-def replay_dict_layout(target: dict, layout: Tuple[Tuple[Any, ...], ...], keys: Tuple[Any, ...],
-                       values: Tuple[Any, ...]) -> None:
-    """Run on the empty rebuilt dict ``target`` the insertions, deletions, clears and moves that
-    shaped the traced dict's entry table, in order; each key gets its final value (a key that
-    does not stay gets None while it is there), so the dict ends with ``keys`` -> ``values``
-    laid out as in the plain run (called by generated entry code)."""
-    final = dict(zip(keys, values))
-    for change in layout:
-        if change[0] == "set":
-            target[change[1]] = final.get(change[1])
-        elif change[0] == "del":
-            del target[change[1]]
-        elif change[0] == "clear":
-            target.clear()
-        else:  # move (an OrderedDict's move_to_end)
-            target.move_to_end(change[1], last=change[2])
 
 
 def _key_expr(cg, key: Any) -> str:

@@ -1699,7 +1699,7 @@ def _ordered_dict_moved_and_deleted():
                          ids=lambda p: p.__name__)
 def test_a_dict_the_trace_made_keeps_the_entry_table_plain_code_left(program):
     """A dict made in the compiled frame whose keys went is rebuilt by replaying its insertions,
-    deletions and clears (compiler.variables.containers.replay_dict_layout), not as a compact
+    deletions and clears (compiler.side_effects.replay_dict_changes), not as a compact
     literal: its entry table (sys.getsizeof shows it; a reversed iterator made before a clear
     keeps its position in it, CPython 3.15's test_reversed_dict_after_clear_and_restore) is
     the plain one."""
