@@ -166,6 +166,13 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
             raise
         # Not reached: _trace_and_build turns Unsupported into a native entry.
         raise
+    except _FrameRunsNatively as e:
+        event.compile_time_s = time.perf_counter() - start
+        event.fallback_reason = e.reason
+        _record(cache, event)
+        logs.log("fallbacks", compile_id, "%s runs natively: %s", event.frame_name, e.reason)
+        cache.run_natively(e.reason)
+        return _call_native(fn, code, values)
     except Exception as e:  # a bug in the compiler: never the user's problem
         event.compile_time_s = time.perf_counter() - start
         event.internal_error = traceback.format_exc()
@@ -195,6 +202,15 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         cache.run_natively("internal compiler error: fresh entry rejected its own inputs")
         return _call_native(fn, code, values)
     return result
+
+
+class _FrameRunsNatively(Exception):
+    """The trace met something that makes the frame run natively on every call (a clock
+    read, compiler.trace_rules.reads_clock); ``reason`` goes to the event and the logs."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def _record(cache: FrameCache, event: CompilationEvent) -> None:
@@ -264,6 +280,11 @@ def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[
             e.args = (str(e),)
         if fullgraph:
             raise
+        if getattr(e, "reads_clock", False):
+            e.__traceback__ = None
+            raise _FrameRunsNatively(f"the frame reads a clock ({e.reads_clock} at {e.where}): compiled, "
+                                     "its first call would compile continuations inside what it times, so "
+                                     "it runs natively on every call") from None
         # Its traceback holds the tracer's frames, which hold the call's values (and some of
         # them the exception: a cycle); dropped, they go now rather than at the next collection.
         e.__traceback__ = None

@@ -19,15 +19,23 @@ Some C functions look at the frame that calls them (``sys._getframe``,
 When an inlined user function calls one, that function must run as a real
 frame called by a real frame of its caller, so it is not compiled as a frame of
 its own: ``frame_sensitive`` says which.
+
+Code that reads a clock times itself.  A compiled frame's first call compiles
+each continuation when it first reaches it, inside whatever the frame is
+timing, and that latency changes what the code measures and decides (CPython's
+test_int skips its digit-limit test when a conversion took under 1/64 s): a
+frame that calls a clock runs natively (``reads_clock``).
 """
 from __future__ import annotations
 
 import builtins
+import datetime
 import math
 import os
 import operator
 import sys
 import sysconfig
+import time
 import types
 import warnings
 from typing import Any, Callable, Dict, Optional, Tuple
@@ -159,11 +167,29 @@ FRAME_SENSITIVE = frozenset(f for f in (
 ) if f is not None)
 
 
-def is_frame_sensitive(fn: Any) -> bool:
+def _one_of(fn: Any, functions: frozenset) -> bool:
     try:
-        return fn in FRAME_SENSITIVE
+        return fn in functions
     except TypeError:  # unhashable callable
         return False
+
+
+def is_frame_sensitive(fn: Any) -> bool:
+    return _one_of(fn, FRAME_SENSITIVE)
+
+
+# Clocks (see the module doc).  timeit.default_timer is time.perf_counter.
+CLOCKS = frozenset(f for f in (
+    *(getattr(time, name, None) for name in (
+        "time", "time_ns", "perf_counter", "perf_counter_ns", "process_time", "process_time_ns",
+        "monotonic", "monotonic_ns", "thread_time", "thread_time_ns", "clock_gettime",
+        "clock_gettime_ns")),
+    datetime.datetime.now, datetime.datetime.utcnow, datetime.datetime.today, datetime.date.today,
+) if f is not None)
+
+
+def reads_clock(fn: Any) -> bool:
+    return _one_of(fn, CLOCKS)
 
 
 # Names by which code observes what a compiled frame necessarily changes:

@@ -373,6 +373,8 @@ class OpaqueCallableVariable(VariableTracker):
         error = Unsupported(f"call to {self.describe()}: {self.why}")
         # A function calling this must stay a real frame under its caller's (trace_rules).
         error.frame_sensitive = trace_rules.is_frame_sensitive(self.value)  # type: ignore[attr-defined]
+        # A clock read makes the whole frame run natively (compiler.convert_frame).
+        error.reads_clock = trace_rules.reads_clock(self.value) and self.describe()  # type: ignore[attr-defined]
         return error
 
 

@@ -16,8 +16,8 @@ import hashlib
 import inspect
 import io
 import json
+import os
 import re
-import time
 import zlib
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -281,12 +281,12 @@ def crc_between(x):
     return y * (c % 7) + np.cos(x)
 
 
-@program(one_array, ["time"], "unsupported_call")
-def clock_between(x):
+@program(one_array, ["getpid"], "unsupported_call")
+def pid_between(x):
     y = x + 1.0
-    started = time.time()  # BREAK
+    pid = os.getpid()  # BREAK
     z = y * 2.0
-    return z, started > 0
+    return z, pid > 0
 
 
 @program(one_array, ["sha256", "hashlib", "hexdigest"], "unsupported_call")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
+import random
 
 import numpy as np
 import pytest
@@ -19,9 +19,9 @@ def f(x):
     return z
 
 
-def reads_clock(x):
-    started = time.perf_counter()
-    return x + 1 if started else x
+def draws_random(x):
+    drawn = random.random()
+    return x + 1 if drawn < 2 else x
 
 
 def test_compile_returns_a_function_named_like_the_original():
@@ -91,26 +91,26 @@ def test_explain_reports_graphs_ops_and_guards():
 
 
 def test_explain_names_the_unsupported_construct_with_file_and_line():
-    ex = compiler.explain(reads_clock, np.ones(2))
+    ex = compiler.explain(draws_random, np.ones(2))
     np.testing.assert_array_equal(ex.result, np.full(2, 2.0))
-    # The clock read breaks the graph; `x + 1` after it is the continuation's graph.
+    # The draw breaks the graph; `x + 1` after it is the continuation's graph.
     assert ex.graph_count == 1 and ex.graph_break_count == 1
     (reason,) = ex.break_reasons
-    assert "perf_counter" in reason
-    line = reads_clock.__code__.co_firstlineno + 1
+    assert "Random.random" in reason
+    line = draws_random.__code__.co_firstlineno + 1
     assert f"{os.path.basename(__file__)}:{line}" in reason
 
 
 def test_unsupported_call_breaks_the_graph_and_records_why():
-    compiled = compiler.compile(reads_clock)
+    compiled = compiler.compile(draws_random)
     np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
     frame, continuation = compiler.events()
     assert frame.fallback_reason is None and frame.graph_break_count == 1
-    assert "perf_counter" in frame.break_reasons[0]
-    assert continuation.frame_name.startswith("reads_clock.__resume_at_")
+    assert "Random.random" in frame.break_reasons[0]
+    assert continuation.frame_name.startswith("draws_random.__resume_at_")
     assert continuation.graph_count == 1 and continuation.ir_count > 0
     # The continuation starts with the call's result on its stack and is specialised on it (a
-    # float): a new clock value is a recompile of the continuation, named by its guard; the
+    # float): a new draw is a recompile of the continuation, named by its guard; the
     # function's own entry is reused.
     compiled(np.ones(2))
     events = compiler.events()
@@ -120,18 +120,18 @@ def test_unsupported_call_breaks_the_graph_and_records_why():
 
 def test_without_graph_breaks_an_unsupported_frame_runs_natively(monkeypatch):
     monkeypatch.setattr(compiler.config, "graph_breaks", False)
-    compiled = compiler.compile(reads_clock)
+    compiled = compiler.compile(draws_random)
     np.testing.assert_array_equal(compiled(np.ones(2)), np.full(2, 2.0))
     (event,) = compiler.events()
-    assert "perf_counter" in event.fallback_reason and event.graph_count == 0
+    assert "Random.random" in event.fallback_reason and event.graph_count == 0
 
 
 def test_fullgraph_raises_unsupported_with_location():
-    compiled = compiler.compile(reads_clock, fullgraph=True)
+    compiled = compiler.compile(draws_random, fullgraph=True)
     with pytest.raises(compiler.Unsupported) as info:
         compiled(np.ones(2))
-    assert "perf_counter" in str(info.value)
-    assert info.value.where.endswith(f":{reads_clock.__code__.co_firstlineno + 1}")
+    assert "Random.random" in str(info.value)
+    assert info.value.where.endswith(f":{draws_random.__code__.co_firstlineno + 1}")
     assert str(info.value).endswith(f"{info.value.where})")
 
 

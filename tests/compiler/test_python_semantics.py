@@ -10,10 +10,13 @@ tests generate list-operation programs and compare them the same way.
 from __future__ import annotations
 
 import collections
+import datetime
 import io
 import linecache
 import sys
+import time
 import traceback
+import zlib
 import types
 import warnings
 import weakref
@@ -646,6 +649,72 @@ def test_code_that_observes_interpreter_state_sees_the_plain_state(program):
         linecache.cache.update(saved)
     reasons = [event.fallback_reason for event in compiler.explain(program).events]
     assert any("observes interpreter state that compiling changes" in (r or "") for r in reasons), reasons
+
+
+_CLOCKS = [getattr(time, name) for name in (
+    "time", "time_ns", "perf_counter", "perf_counter_ns", "process_time", "process_time_ns", "monotonic",
+    "monotonic_ns", "thread_time", "thread_time_ns") if hasattr(time, name)] + [
+    datetime.datetime.now, datetime.datetime.today, datetime.date.today]
+
+
+def _timed_helper(clock):
+    return clock()
+
+
+def _clock_readers(clock):
+    """Ways a frame reads ``clock`` around NumPy work: from a closure, through an alias, in an
+    inlined helper, and after a graph break (there the break's continuation reads it)."""
+    def directly(x):
+        y = x * 2.0
+        start = clock()
+        z = y + 1.0
+        return z, clock() >= start
+
+    def through_an_alias(x):
+        get_time = clock
+        y = x * 2.0
+        start = get_time()
+        return y + 1.0, get_time() >= start
+
+    def in_a_helper(x):
+        y = x * 2.0
+        start = _timed_helper(clock)
+        return y + 1.0, _timed_helper(clock) >= start
+
+    def after_a_break(x):
+        y = x * 2.0
+        c = zlib.crc32(b"tracematrix")
+        start = clock()
+        z = y + c
+        return z, clock() >= start
+    return [directly, through_an_alias, in_a_helper, after_a_break]
+
+
+@pytest.mark.parametrize("clock", _CLOCKS, ids=lambda c: c.__qualname__)
+def test_a_frame_reading_a_clock_runs_natively_from_the_read(clock):
+    """Code that reads a clock times itself, and a compiled frame's first call compiles each
+    continuation inside what it times (CPython 3.12's test_int decides to skip by such a
+    measurement): the frame runs natively from its start, or, where the read is in a
+    continuation, from the read on, on every call, with the clock named in the reason."""
+    for program in _clock_readers(clock):
+        compiler.reset()
+        compiled = compiler.compile(program, backend="eager")
+        for _ in range(2):
+            expected, got = program(np.arange(3.0)), compiled(np.arange(3.0))
+            np.testing.assert_array_equal(got[0], expected[0])
+            assert got[1] is expected[1] is True
+        events = compiler.events()
+        reading = [e for e in events if e.fallback_reason and "reads a clock" in e.fallback_reason]
+        assert len(reading) == 1 and reading[0].graph_count == 0, [e.fallback_reason for e in events]
+        assert clock.__name__ in reading[0].fallback_reason
+        # Nothing after the read is compiled: the frame reading it is the last one traced, and
+        # the second call traced nothing.
+        assert events[-1] is reading[0]
+        if program.__name__ == "after_a_break":
+            assert events[0].graph_break_count == 1 and events[0].graph_count == 1
+            assert "after_a_break.__resume_at_" in reading[0].frame_name
+        else:
+            assert events == reading and reading[0].frame_name.rsplit(".", 1)[-1] == program.__name__
 
 
 def test_library_functions_run_natively_and_say_why():
