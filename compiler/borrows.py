@@ -11,6 +11,13 @@ break's stub pushes those from the local again (opcode_tables.resume.BorrowedSlo
 so does the continuation, for those the breaking instruction leaves on the stack
 (compiler.graph_break).
 
+The same holds one level up, for the frame's parameters: a caller that keeps its
+argument in a local pushes it borrowed, and the plain frame's parameter holds no
+reference of its own.  A parameter the code never rebinds (``pinned_parameters``)
+therefore never goes through the compiler's lists: the compiled function's
+wrapper keeps it and passes it, pushed from its own parameter, to every stage of
+the frame (compiler.resume.pinned_runner).
+
 A slot stays borrowed while the instructions leave it alone: any instruction
 that pops it (the translator's pops say how deep each one went) ends it,
 except the few that move a reference as it is (COPY, SWAP, and a method load,
@@ -19,11 +26,14 @@ which moves its operand into the self slot of its [method, self] pair).
 from __future__ import annotations
 
 from dataclasses import dataclass
+import types
 from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import numpy as np
 
+import opcode_tables
 from opcode_tables.instruction import Instruction
+from opcode_tables.liveness import reads_frame, written_locals
 from opcode_tables.resume import BorrowedSlot
 
 from .variables.array import ArrayMethodVariable
@@ -107,3 +117,22 @@ class BorrowedSlots:
                     and _method_pair_of(stack[i], borrow.value):
                 out[i] = BorrowedSlot(borrow.local, borrow.method)
         return tuple(out)
+
+
+# Code flags of functions whose parameters the positional wrapper cannot take one by one
+# (*args, **kwargs) or whose frames outlive the call (generators, coroutines).
+_NOT_PINNABLE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
+
+
+def pinned_parameters(fn: types.FunctionType) -> Tuple[str, ...]:
+    """The parameters of ``fn`` its compiled wrapper keeps and hands to each stage itself
+    (see the module doc): from 3.14 (``borrowed_local_load``), for a function of plain
+    positional parameters, those no instruction rebinds, deletes or makes a cell of, in a
+    frame that does not read its locals wholesale.  Empty elsewhere."""
+    code = fn.__code__
+    table = opcode_tables.current_table()
+    if table.fact("borrowed_local_load") is None or code.co_flags & _NOT_PINNABLE_FLAGS \
+            or code.co_kwonlyargcount or reads_frame(code):
+        return ()
+    written = written_locals(code) | set(code.co_cellvars)
+    return tuple(name for name in code.co_varnames[:code.co_argcount] if name not in written)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 import types
-from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from opcode_tables.resume import boxed_variant_of
 
@@ -55,8 +55,9 @@ class Handoff:
     callee empties).  The entry's frame is gone before the stub runs, and each stage's frame
     before the next one starts, so no value outlives its last use in the user's frame by
     more than the instruction that used it (weak references die, finalizers run, as in the
-    plain function).  ``run_handoffs`` runs them; every caller of an entry passes its
-    result through it."""
+    plain function).  ``run_handoffs`` runs them (``pinned_runner``'s runners, where the
+    wrapper keeps parameters for the stages); every caller of an entry passes its result
+    through one.  A continuation that runs natively is a stage of its own (no conts)."""
 
     __slots__ = ("stub", "conts", "closure", "box")
 
@@ -87,6 +88,59 @@ def call_emptying(fn: Callable[..., Any], box: list) -> Any:
     positional argument: a call CPython 3.11+ makes by moving the arguments into the
     callee's frame, so that the callee alone holds them (its ``x = None`` frees x)."""
     return _caller(len(box))(fn, box)
+
+
+# Generated runners and callers for frames with pinned parameters (see run_pinned).
+_PINNED_RUNNERS: Dict[Tuple[str, ...], Callable[..., Any]] = {}
+
+
+def pinned_runner(pins: Tuple[str, ...]) -> Callable[..., Any]:
+    """``run_handoffs`` for a frame whose parameters ``pins`` (compiler.borrows.pinned_parameters)
+    its wrapper keeps and passes after the Handoff, one positional argument each: every stage
+    whose parameters include a pinned name gets that argument pushed from the runner's own
+    parameter, never from a list, as CPython from 3.14 pushes a local it only reads.  A
+    parameter the plain frame borrowed from its caller (the caller keeps the value in a
+    local) is then borrowed by the stub's frame too, and one the plain frame owned is owned
+    by the wrapper's frame alone: either way the stub's frame adds no reference, as the
+    plain frame added none (ndarray.resize counts them)."""
+    runner = _PINNED_RUNNERS.get(pins)
+    if runner is None:
+        ps = ", ".join(f"p{i}" for i in range(len(pins)))
+        source = (f"def run_pinned(result, {ps}):\n"
+                  f"    while result.__class__ is Handoff:\n"
+                  f"        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box\n"
+                  f"        result.box = []\n"
+                  f"        result = None\n"
+                  f"        result = stub.pinned_call(pins)(stub.function_for(closure), box, {ps})\n"
+                  f"        if conts is None or result.__class__ is not Resume:\n"
+                  f"            return result\n"
+                  f"        box, branch = list(result.values), result.branch\n"
+                  f"        result = None\n"
+                  f"        result = conts[branch].run(closure, box)\n"
+                  f"    return result\n")
+        scope: Dict[str, Any] = {"Handoff": Handoff, "Resume": Resume, "pins": pins}
+        exec(compile_generated(source, unique_filename("handoff run")), scope)
+        runner = _PINNED_RUNNERS[pins] = scope["run_pinned"]
+    return runner
+
+
+def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...]) -> str:
+    """``call(f, b, p0, ...)``: ``f`` called on the values of box ``b`` (one per parameter),
+    each pinned parameter's value passed from ``p<i>`` instead, its item dropped from the box
+    first.  If an item is not the pinned value (never expected: a pinned parameter is never
+    rebound), the box's values are passed as they are."""
+    ps = ", ".join(f"p{i}" for i in range(len(pins)))
+    at = [(index, pins.index(name)) for index, name in enumerate(params) if name in pins]
+    lines = [f"def call(f, b, {ps}):"]
+    if not at:
+        return lines[0] + "\n    return call_emptying(f, b)\n"
+    same = " and ".join(f"b[{index}] is p{pin}" for index, pin in at)
+    lines.append(f"    if not ({same}):")
+    lines.append("        return call_emptying(f, b)")
+    lines.extend(f"    del b[{index}]" for index, _ in reversed(at))
+    args = [f"p{pins.index(name)}" if name in pins else "b.pop(0)" for name in params]
+    lines.append(f"    return f({', '.join(args)})")
+    return "\n".join(lines) + "\n"
 
 
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:
@@ -131,6 +185,7 @@ class _FunctionMaker:
         # compiler.graph_break where the table says so).
         self._boxed_code = boxed_variant_of(code)
         self._boxed_plain: Optional[types.FunctionType] = None
+        self._pinned_calls: Dict[Tuple[str, ...], Callable[..., Any]] = {}
 
     def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
         # Only the closure-free function is kept: keeping the last closure would keep its
@@ -141,6 +196,22 @@ class _FunctionMaker:
         if closure is None:
             self._plain = fn
         return fn
+
+    def pinned_call(self, pins: Tuple[str, ...]) -> Callable[..., Any]:
+        """``call(f, box, p0, ...)``: ``f`` (this code's function) run natively on the values in
+        ``box``, the pinned parameters' values passed from the runner's own parameters (see
+        pinned_runner).  A generated Python function, called by the runner directly: a call
+        through C (functools.partial, a bound method) would make each argument an owned
+        reference again."""
+        call = self._pinned_calls.get(pins)
+        if call is None:
+            if self._boxed_code is not None:  # (only where calls do not move arguments: no pins)
+                raise ValueError("a code taking its values in a box has no pinned parameters")
+            params = self.code.co_varnames[:self.code.co_argcount]
+            scope: Dict[str, Any] = {"call_emptying": call_emptying}
+            exec(compile_generated(_pinned_call_source(params, pins), unique_filename("pinned call")), scope)
+            call = self._pinned_calls[pins] = scope["call"]
+        return call
 
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         """The code run natively on the values in ``box`` (emptied as they are taken), so that
@@ -191,7 +262,8 @@ class Continuation(_FunctionMaker):
         if result is not MISS:
             return result
         if self.cache.native:
-            return self.run_natively(closure, box)
+            # A stage of its own, so that run_pinned passes pinned parameters to it as well.
+            return Handoff(self, None, closure, box)
         return self._compile(self.function_for(closure), self.cache, box)
 
 

@@ -27,11 +27,12 @@ from opcode_tables.linetable import on_one_line
 
 from . import config, no_table, trace_rules
 from .backends.base import Backend
+from .borrows import pinned_parameters
 from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame
 from .entry_codegen import MISS
 from .generated_code import compile_generated, unique_filename
-from .resume import Handoff, run_handoffs, try_entries
+from .resume import Handoff, pinned_runner, run_handoffs, try_entries
 from .sources import local_param_name, param_names
 
 
@@ -183,6 +184,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     as the plain function) that tries the cache entries without packing arguments."""
     code = fn.__code__
     names = list(code.co_varnames[:code.co_argcount])
+    # Parameters the stages get from this frame, pushed from its own locals (compiler.borrows).
+    pins = pinned_parameters(fn)
     defaults = fn.__defaults__ or ()
     first_default = len(names) - len(defaults)
     p = local_param_name
@@ -210,8 +213,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
            f"        else:\n"
            f"            result = _slow(({args}{',' if names else ''}), {{}})\n"
            f"        if result.__class__ is _Handoff:\n"
-           f"            {' = '.join([p(n) for n in names] + ['entry', 'None'])}\n"
-           f"            return _run(result)\n"
+           f"            {' = '.join([p(n) for n in names if n not in pins] + ['entry', 'None'])}\n"
+           f"            return _run(result{''.join(', ' + p(n) for n in pins)})\n"
            f"        return result\n"
            f"    except BaseException as _e:\n"
            f"{_RERAISE_STRIPPED}")
@@ -223,7 +226,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
         return run_handoffs(slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly}))
 
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace, "_config": config,
-             "_strip": without_compiler_frames, "_Handoff": Handoff, "_run": run_handoffs,
+             "_strip": without_compiler_frames, "_Handoff": Handoff,
+             "_run": pinned_runner(pins) if pins else run_handoffs,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(compile_generated(src, unique_filename(f"wrapper of {fn.__qualname__}")), scope)
     wrapper = scope["_wrapper"]

@@ -19,7 +19,7 @@ from .decode import decode_cached
 from .instruction import Instruction
 from .spec import VersionTable
 
-__all__ = ["live_locals", "reachable", "reads_frame"]
+__all__ = ["live_locals", "reachable", "reads_frame", "written_locals"]
 
 _SLOT_OPCODES = frozenset(dis.haslocal) | frozenset(dis.hasfree)
 # Builtins that read the whole frame: a function calling one of them keeps every local live.
@@ -104,6 +104,18 @@ def _successors(instructions: List[Instruction],
 def reads_frame(code: types.CodeType) -> bool:
     """Whether ``code`` may look at its locals wholesale (``locals()``, ``vars()``, ``eval`` ...)."""
     return bool(_FRAME_READERS & set(code.co_names))
+
+
+def written_locals(code: types.CodeType) -> FrozenSet[str]:
+    """Names of fast locals / cells some instruction of ``code`` binds, unbinds or clears
+    (3.12's LOAD_FAST_AND_CLEAR, saving a local around an inlined comprehension, clears it)."""
+    written: Set[str] = set()
+    for inst in decode_cached(code).split_instructions():
+        writes = _uses_defs(inst)[1]
+        if not writes and inst.opname == "LOAD_FAST_AND_CLEAR":
+            writes = (inst.argval,)
+        written.update(writes)
+    return frozenset(written)
 
 
 def _all_names(code: types.CodeType) -> FrozenSet[str]:

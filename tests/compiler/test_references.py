@@ -25,18 +25,12 @@ BACKENDS = ["eager", "numpy"]
 # borrowed_local_load), and the stub pushes such slots from the local the same way
 # (compiler.borrows).  (Stages and entries take their values from a box they empty, so no
 # caller's stack holds them on any version: compiler.resume, opcode_tables.resume.boxed_code.)
-# Not where the plain frame's own parameter is borrowed: a caller that pushed the argument
-# with a borrowed load (it keeps the value in a local) hands it on without a reference, and
-# the plain frame's local holds none; a compiled frame's values reach its stub through the
-# compiler's lists (compiler.resume: owned references, so that on every version no caller
-# keeps them), so its stub's local owns one.  Whether a caller borrowed is the caller's
-# business at run time; the compiled function called from plain code and a callee compiled
-# as its own frame (its compiled caller's stub borrows the argument) both meet it.
-_TABLE = opcode_tables.current_table()
-_BORROWED_LOADS = _TABLE.fact("borrowed_local_load") is not None
-_BORROWED_PARAMETER_GAP = pytest.mark.xfail(_BORROWED_LOADS, strict=True, reason=(
-    "known gap from 3.14: a parameter the plain frame borrows from its caller's stack is owned "
-    "by the compiled frame's stub (it reaches the stub through the compiler's box lists)"))
+# A parameter the plain frame borrowed from its caller (a caller keeping the value in a local
+# pushes it borrowed) holds no reference in the plain frame: the compiled function's wrapper
+# keeps the parameter and pushes it to every stage from its own local (compiler.borrows.
+# pinned_parameters), so the stub's local is borrowed as well; the compiled function called
+# from plain code and a callee compiled as its own frame (its compiled caller's stub borrows
+# the argument) both meet it.
 
 class _Callable:
     def __init__(self, k):
@@ -242,13 +236,15 @@ def _count_in_a_callee(a):
     return b.sum(), _count_argument(a)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("program", [
+_AT_A_BREAK = [
     _count_directly, _count_under_a_tuple, _count_twice_in_one_statement, _count_after_a_break,
-    _count_in_a_loop, _resize_method, _resize_with_a_view, _resize_in_a_loop,
-    pytest.param(_resize_in_a_callee, marks=_BORROWED_PARAMETER_GAP),
-    pytest.param(_count_in_a_callee, marks=_BORROWED_PARAMETER_GAP),
-], ids=lambda p: p.__name__[1:])
+    _count_in_a_loop, _resize_method, _resize_with_a_view, _resize_in_a_loop, _resize_in_a_callee,
+    _count_in_a_callee,
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", _AT_A_BREAK, ids=lambda p: p.__name__[1:])
 def test_a_native_call_at_a_break_sees_the_plain_reference_count(program, backend):
     """The value a native callee at a graph break is handed (the argument, passed as a
     temporary) has the reference count the plain frame gives it -- on the stack as an
@@ -259,17 +255,23 @@ def test_a_native_call_at_a_break_sees_the_plain_reference_count(program, backen
         assert _outcome_on_a_temporary(compiled) == _outcome_on_a_temporary(program)
 
 
-@_BORROWED_PARAMETER_GAP
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_a_native_call_at_a_break_on_an_argument_the_caller_keeps(backend):
-    """The same with the caller keeping the array in a local (on 3.14+ it pushes it borrowed)."""
-    def call_keeping(fn):
-        a = np.eye(3)
-        return fn(a)
+def _outcome_on_a_kept_argument(fn):
+    """``_outcome`` of ``fn(a)`` where the caller keeps ``a`` in a local (from 3.14 it pushes
+    the argument borrowed: the plain frame's parameter holds no reference)."""
+    a = np.eye(3)
+    try:
+        return "returned", fn(a), a.shape
+    except Exception as e:  # the behaviour compared, not an error of the test
+        return type(e), str(e), a.shape
 
-    compiled = compiler.compile(_count_directly, backend=backend)
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", _AT_A_BREAK, ids=lambda p: p.__name__[1:])
+def test_a_native_call_at_a_break_on_an_argument_the_caller_keeps(program, backend):
+    """The same with the caller keeping the array in a local."""
+    compiled = compiler.compile(program, backend=backend)
     for _ in range(2):
-        assert call_keeping(compiled) == call_keeping(_count_directly)
+        assert _outcome_on_a_kept_argument(compiled) == _outcome_on_a_kept_argument(program)
 
 
 def _kept_below_a_break(x, n):
@@ -592,3 +594,46 @@ def test_finalizers_of_a_dropped_argument_lists_items_run_at_the_drop(backend):
     arrays_only = compiler.compile(_drops_a_list_argument, backend=backend)
     log: list = []
     assert arrays_only([np.arange(2.0), np.arange(3.0)], log) == 1  # no finalizer: one graph, guarded
+
+
+# -- parameters the wrapper keeps for the stages (compiler.borrows.pinned_parameters) ----------
+
+def _rebinds(a, b, c, d, e):
+    b = b * 2.0
+    del c
+    squares = [d for d in range(3)]       # 3.12+: d saved and cleared around the comprehension
+    return a, b, squares, lambda: e       # e is a cell
+
+
+def _varargs(a, *rest):
+    return a, rest
+
+
+def _reads_locals(a):
+    return locals()
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (_rebinds, ("a",)), (_varargs, ()), (_reads_locals, ()), (_count_directly, ("a",)),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_pinned_parameters_are_those_no_instruction_rebinds(fn, expected):
+    """Only where CPython pushes a local it only reads borrowed (from 3.14); then the plain
+    positional parameters no instruction rebinds, deletes, clears or makes a cell of, in a
+    frame that does not read its locals wholesale."""
+    from compiler.borrows import pinned_parameters
+    borrowed = opcode_tables.current_table().fact("borrowed_local_load") is not None
+    assert pinned_parameters(fn) == (expected if borrowed else ())
+
+
+def test_a_pinned_call_whose_box_holds_another_value_passes_the_box_as_it_is():
+    """Never expected (a pinned parameter is never rebound), but if a stage's box held another
+    object where the pinned value goes, the stage gets the box's values unchanged."""
+    from compiler.resume import _pinned_call_source, call_emptying
+    scope = {"call_emptying": call_emptying}
+    exec(_pinned_call_source(["x", "a", "y"], ("a",)), scope)
+    pinned, other = object(), object()
+    got = scope["call"](lambda x, a, y: (x, a, y), [1, pinned, 2], pinned)
+    assert got[1] is pinned and got[::2] == (1, 2)
+    box = [1, other, 2]
+    got = scope["call"](lambda x, a, y: (x, a, y), box, pinned)
+    assert got[1] is other and got[::2] == (1, 2) and box == []
