@@ -45,7 +45,7 @@ from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
 from .guards import Guard, Namespace, first_failing
 from .ops import may_fail_at_run_time
-from .resume import Continuation, Handoff
+from .resume import Continuation, Handoff, NativeRun
 from .sources import param_names
 from .tracer import BreakReached, InstructionTranslator
 
@@ -111,7 +111,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         event.fallback_reason = why_not
         _record(cache, event)
         logs.log("fallbacks", event.compile_id, "%s runs natively: %s", event.frame_name, event.fallback_reason)
-        return _call_native(fn, code, values)
+        return native_stage(fn, values)
     code = fn.__code__
     compile_id = cache.next_compile_id()
     event = CompilationEvent(compile_id=compile_id, frame_name=_frame_name(fn),
@@ -137,7 +137,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         event.fallback_reason = reason
         _record(cache, event)
         logs.log("recompiles", compile_id, "%s", reason)
-        return _call_native(fn, code, values)
+        return native_stage(fn, values)
 
     cache.compiles += 1
     start = time.perf_counter()
@@ -172,7 +172,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         _record(cache, event)
         logs.log("fallbacks", compile_id, "%s runs natively: %s", event.frame_name, e.reason)
         cache.run_natively(e.reason)
-        return _call_native(fn, code, values)
+        return native_stage(fn, values)
     except Exception as e:  # a bug in the compiler: never the user's problem
         event.compile_time_s = time.perf_counter() - start
         event.internal_error = traceback.format_exc()
@@ -185,7 +185,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         logs.log_exception("fallbacks", compile_id, f"internal error compiling {event.frame_name}; "
                            "it runs natively")
         cache.run_natively(event.fallback_reason)
-        return _call_native(fn, code, values)
+        return native_stage(fn, values)
     event.compile_time_s = time.perf_counter() - start
     _record(cache, event)
     cache.install(entry)
@@ -200,7 +200,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
             raise InternalCompilerError(f"a new cache entry of {event.frame_name} rejects the inputs it was "
                                         f"traced with (guard: {entry.first_failing_guard(values, closure)})")
         cache.run_natively("internal compiler error: fresh entry rejected its own inputs")
-        return _call_native(fn, code, values)
+        return native_stage(fn, values)
     return result
 
 
@@ -241,6 +241,17 @@ def _changed_scalars(cache: FrameCache, values: Sequence[Any], closure: Optional
 def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optional[tuple]) -> str:
     failing = entry.first_failing_guard(values, closure)
     return failing.name if failing is not None else "no guard failed (entry rejected)"
+
+
+def native_stage(fn: types.FunctionType, values: Sequence[Any]) -> Handoff:
+    """The frame run natively on ``values``, as a stage its caller runs (compiler.resume.NativeRun)
+    once it has let go of the arguments."""
+    return Handoff(NativeRun(fn, _run_native), None, fn.__closure__,
+                   values if isinstance(values, list) else list(values))
+
+
+def _run_native(fn: types.FunctionType, box: list) -> Any:
+    return _call_native(fn, fn.__code__, box)
 
 
 def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import sys
 import types
+import weakref
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
 from opcode_tables.resume import boxed_variant_of
@@ -143,6 +144,50 @@ def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Weak: continuations are generated code objects that must stay collectable.
+_PINNED_CALLS: "weakref.WeakKeyDictionary[types.CodeType, Dict[Tuple[str, ...], Callable[..., Any]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def pinned_call_for(code: types.CodeType, pins: Tuple[str, ...]) -> Callable[..., Any]:
+    """``call(f, box, p0, ...)``: ``f`` (a function of ``code``, positional parameters only)
+    run natively on the values in ``box``, the pinned parameters' values passed from the
+    runner's own parameters (see pinned_runner).  A generated Python function, called by the
+    runner directly: a call through C (functools.partial, a bound method) would make each
+    argument an owned reference again."""
+    calls = _PINNED_CALLS.setdefault(code, {})
+    call = calls.get(pins)
+    if call is None:
+        params = code.co_varnames[:code.co_argcount]
+        scope: Dict[str, Any] = {"call_emptying": call_emptying}
+        exec(compile_generated(_pinned_call_source(params, pins), unique_filename("pinned call")), scope)
+        call = calls[pins] = scope["call"]
+    return call
+
+
+class NativeRun:
+    """A frame run natively, as a stage (a Handoff with no continuations): the compile
+    driver's fallbacks and a frame marked native return one instead of calling the function
+    themselves, so that the call starts once the wrapper and the driver have let go of the
+    arguments (a parameter the frame rebinds or deletes dies there, as in the plain frame).
+    ``run(fn, box)`` calls ``fn`` on the values in ``box``, emptying it."""
+
+    __slots__ = ("fn", "_run")
+
+    def __init__(self, fn: types.FunctionType, run: Callable[[types.FunctionType, list], Any]) -> None:
+        self.fn = fn
+        self._run = run
+
+    def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
+        return self.fn
+
+    def run_natively(self, closure: Optional[tuple], box: list) -> Any:
+        return self._run(self.fn, box)
+
+    def pinned_call(self, pins: Tuple[str, ...]) -> Callable[..., Any]:
+        return pinned_call_for(self.fn.__code__, pins)
+
+
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:
     """The result of the first entry (newest first) accepting the values in ``box``, or MISS.
     Each entry takes the values out of ``box`` itself and empties it once its guards accept
@@ -185,7 +230,6 @@ class _FunctionMaker:
         # compiler.graph_break where the table says so).
         self._boxed_code = boxed_variant_of(code)
         self._boxed_plain: Optional[types.FunctionType] = None
-        self._pinned_calls: Dict[Tuple[str, ...], Callable[..., Any]] = {}
 
     def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
         # Only the closure-free function is kept: keeping the last closure would keep its
@@ -198,20 +242,9 @@ class _FunctionMaker:
         return fn
 
     def pinned_call(self, pins: Tuple[str, ...]) -> Callable[..., Any]:
-        """``call(f, box, p0, ...)``: ``f`` (this code's function) run natively on the values in
-        ``box``, the pinned parameters' values passed from the runner's own parameters (see
-        pinned_runner).  A generated Python function, called by the runner directly: a call
-        through C (functools.partial, a bound method) would make each argument an owned
-        reference again."""
-        call = self._pinned_calls.get(pins)
-        if call is None:
-            if self._boxed_code is not None:  # (only where calls do not move arguments: no pins)
-                raise ValueError("a code taking its values in a box has no pinned parameters")
-            params = self.code.co_varnames[:self.code.co_argcount]
-            scope: Dict[str, Any] = {"call_emptying": call_emptying}
-            exec(compile_generated(_pinned_call_source(params, pins), unique_filename("pinned call")), scope)
-            call = self._pinned_calls[pins] = scope["call"]
-        return call
+        if self._boxed_code is not None:  # (only where calls do not move arguments: no pins)
+            raise ValueError("a code taking its values in a box has no pinned parameters")
+        return pinned_call_for(self.code, pins)
 
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         """The code run natively on the values in ``box`` (emptied as they are taken), so that

@@ -11,7 +11,10 @@ parameters are all plain positionals get a generated wrapper with the same
 parameters, so the hit path neither packs nor binds arguments.  On a miss
 the slow path binds the call like the plain function (a bad call raises the
 plain function's TypeError) and hands the bound values to the compile driver
-(compiler.convert_frame.compile_frame).
+(compiler.convert_frame.compile_frame).  What runs after the guards -- a break's
+stub, a continuation, the whole frame where it runs natively -- is a stage the
+wrapper runs once it has let go of the arguments (compiler.resume), keeping only
+the parameters the stages get pushed from its frame (compiler.borrows).
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ from . import config, no_table, trace_rules
 from .backends.base import Backend
 from .borrows import pinned_parameters
 from .cache import FrameCache, cache_for
-from .convert_frame import CompileCallee, compile_frame
+from .convert_frame import CompileCallee, compile_frame, native_stage
 from .entry_codegen import MISS
 from .generated_code import compile_generated, unique_filename
 from .resume import Handoff, pinned_runner, run_handoffs, try_entries
@@ -71,8 +74,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
     compile_callee = _callee_compiler(backend, observed, frame_cache.dynamic)
 
     def slow_path(args: tuple, kwargs: dict) -> Any:
-        if (frame_cache.native or trace_rules.is_disabled(fn)
-                or (_gettrace() is not None and not config.trace_generated_code)):
+        if _gettrace() is not None and not config.trace_generated_code:
             return fn(*args, **kwargs)
         key = (fn.__defaults__, fn.__kwdefaults__)
         if signature_for[1] is None or signature_for[0] is not key and signature_for[0] != key:
@@ -90,6 +92,10 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         # From here the list alone holds the arguments (and the caller): the entries empty it
         # once their guards accept (compiler.resume.try_entries).
         args = kwargs = bound = None  # type: ignore[assignment]
+        if frame_cache.native or trace_rules.is_disabled(fn):
+            # Run by the caller's stage runner, once the arguments' tuple is gone: the frame
+            # alone holds them, and a parameter it rebinds dies there, as plain.
+            return native_stage(fn, values)
         result = try_entries(entries, closure, values)
         if result is not MISS:
             return result

@@ -10,6 +10,7 @@ import functools
 import gc
 import mmap
 import sys
+import time
 import types
 import weakref
 
@@ -413,6 +414,46 @@ def test_what_a_dropped_argument_triggers_runs_in_plain_order(program, make_valu
         want, got = run(program), run(compiled)
         assert got[0] == want[0]
         assert got[1] == want[1]
+
+
+def _native_by_name_drops(x, log):
+    del x
+    log.append("after del")
+    return len(log), sys.getsizeof is not None      # the name makes the frame run natively
+
+
+def _native_by_clock_drops(x, log):
+    time.perf_counter()                             # a clock read: the frame runs natively
+    del x
+    log.append("after del")
+    return len(log)
+
+
+def _disabled_drops(x, log):
+    del x
+    log.append("after del")
+    return len(log)
+
+
+@pytest.mark.parametrize("program, make_value", [
+    (_native_by_name_drops, lambda log: np.arange(3.0)),
+    (_native_by_clock_drops, _Finalized),
+    (_disabled_drops, lambda log: np.arange(3.0)),
+], ids=["interpreter-state-name", "clock", "disabled"])
+def test_a_frame_running_natively_lets_go_of_its_argument_as_plain(program, make_value):
+    """A compiled function whose frame runs natively (a name observing interpreter state, a
+    clock read, compiler.disable) calls it once the wrapper and the compile driver hold
+    nothing: its ``del`` of a temporary argument runs the callbacks and finalizer there, on
+    the compiling call and later."""
+    if program is _disabled_drops:
+        program = types.FunctionType(program.__code__, program.__globals__, program.__name__)
+        compiler.disable(program)
+    run = _with_probe(program, make_value)
+    compiled = compiler.compile(program, backend="eager")
+    for _ in range(3):
+        want, got = run(program), run(compiled)
+        assert got[:2] == want[:2]
+    assert not compiler.events() or all(e.graph_count == 0 for e in compiler.events())
 
 
 def _rebinds_its_argument(x):
