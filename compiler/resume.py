@@ -155,7 +155,9 @@ def pinned_call_for(code: types.CodeType, pins: Tuple[str, ...]) -> Callable[...
     runner's own parameters (see pinned_runner).  A generated Python function, called by the
     runner directly: a call through C (functools.partial, a bound method) would make each
     argument an owned reference again."""
-    calls = _PINNED_CALLS.setdefault(code, {})
+    calls = _PINNED_CALLS.get(code)
+    if calls is None:
+        calls = _PINNED_CALLS[code] = {}
     call = calls.get(pins)
     if call is None:
         params = code.co_varnames[:code.co_argcount]
