@@ -275,6 +275,29 @@ def test_a_native_call_at_a_break_on_an_argument_the_caller_keeps(program, backe
         assert _outcome_on_a_kept_argument(compiled) == _outcome_on_a_kept_argument(program)
 
 
+def _resize_then_rebind(a):
+    b = a * 2.0
+    try:
+        a.resize((4, 4))
+        outcome = "resized"
+    except ValueError as e:
+        outcome = str(e)
+    a = b                          # a rebound: not a pinned parameter
+    return outcome, a.sum()
+
+
+@pytest.mark.xfail(opcode_tables.current_table().fact("borrowed_local_load") is not None, strict=True,
+                   reason="known gap from 3.14: a parameter the function rebinds reaches its stub through "
+                          "the compiler's lists, so the stub owns it where the plain frame borrowed it from a "
+                          "caller keeping it (the wrapper cannot keep it for the stages: the plain frame's "
+                          "rebinding would no longer free it)")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_rebound_parameter_the_caller_keeps_at_a_break(backend):
+    compiled = compiler.compile(_resize_then_rebind, backend=backend)
+    for _ in range(2):
+        assert _outcome_on_a_kept_argument(compiled) == _outcome_on_a_kept_argument(_resize_then_rebind)
+
+
 def _kept_below_a_break(x, n):
     y = x * 2.0
     return y + len(str(x)) + n          # y stays on the stack (borrowed) across the break at str()
