@@ -43,6 +43,7 @@ import traceback
 import types
 import unittest
 import warnings
+import weakref
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 OUTCOMES = ("pass", "fail", "error", "skip", "expected_failure", "unexpected_success")
@@ -188,15 +189,18 @@ class Compiler:
         self.made: Dict[Any, Callable] = {}
         self.compiled = 0
         self.errors = 0
-        self.seen: set = set()
+        # The cases already handled, by identity.  Held weakly: unittest drops each case once it
+        # has run (TestSuite._removeTestAtIndex), and a later suite's case may then get the same
+        # id() -- a set of ids skipped it, leaving its method plain (6 of test_decimal's on 3.8).
+        self.seen: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 
     def apply(self, suite: Any) -> Tuple[int, int]:
         """Compile the test methods of every case of `suite`; (compiled, compile errors)."""
         compiled = errors = 0
         for case in iter_cases(suite):
-            if id(case) in self.seen:
+            if self.seen.get(id(case)) is case:
                 continue
-            self.seen.add(id(case))
+            self.seen[id(case)] = case
             name = getattr(case, "_testMethodName", None)
             if not name:
                 continue

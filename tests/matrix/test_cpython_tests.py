@@ -3,6 +3,7 @@ compiling test methods, and the report's section."""
 from __future__ import annotations
 
 import copy
+import gc
 import inspect
 import json
 import unittest
@@ -285,6 +286,22 @@ def test_test_methods_are_compiled_per_instance_and_classes_stay_as_they_were(mo
     result = unittest.TestResult()
     suite.run(result)
     assert (len(result.skipped), len(result.expectedFailures), result.wasSuccessful()) == (1, 1, True)
+
+
+def test_a_case_made_after_an_earlier_one_died_is_compiled_too(monkeypatch):
+    """unittest drops each case once it has run, so a later suite's case may get the id() of
+    one already handled: it is still compiled (found by identity, not by id)."""
+    monkeypatch.setattr(child, "load_engine", lambda spec: _fake_compile)
+    base = _classes()[0]
+    compiler = child.Compiler("eager")
+    ids = set()
+    for _ in range(20):   # CPython's allocator hands a freed case's memory to the next one
+        suite = unittest.TestSuite([base("test_inherited")])
+        ids.add(id(next(child.iter_cases(suite))))
+        assert compiler.apply(suite) == (1, 0)
+        del suite
+        gc.collect()      # (the compiled method bound to its case is a cycle)
+    assert compiler.compiled == 20 and len(ids) < 20   # (the ids did repeat)
 
 
 def test_the_real_compiler_keeps_unittests_markers():
