@@ -31,6 +31,7 @@ import time
 import traceback
 import types
 import warnings
+import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from opcode_tables.resume import origin_of
@@ -254,16 +255,25 @@ def _run_native(fn: types.FunctionType, box: list) -> Any:
     return _call_native(fn, fn.__code__, box)
 
 
+# One generated caller per function (a frame marked native runs through it on every call).
+# Weak: it dies with the function (the caller holds the function only weakly, native_scope).
+_NATIVE_CALLERS: "weakref.WeakKeyDictionary[types.FunctionType, Callable[[Optional[tuple], list], Any]]" = \
+    weakref.WeakKeyDictionary()
+
+
 def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:
     """Run the frame natively on ``values``; a list is emptied as the values are taken (as an
     entry does, compiler.entry_codegen.build_entry_source), so the function alone holds them."""
-    scope = native_scope(fn)
-    names = entry_params(param_names(code))[1:]
-    unpack = [f"{''.join(n + ', ' for n in names)}= _box", "_box.clear()"] if names else []
-    body = "".join(f"    {line}\n" for line in unpack + native_call_body(code))
-    src = f"def _call(_cl, _box):\n{body}"
-    exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
-    return scope["_call"](fn.__closure__, values if isinstance(values, list) else list(values))
+    call = _NATIVE_CALLERS.get(fn)
+    if call is None:
+        scope = native_scope(fn)
+        names = entry_params(param_names(code))[1:]
+        unpack = [f"{''.join(n + ', ' for n in names)}= _box", "_box.clear()"] if names else []
+        body = "".join(f"    {line}\n" for line in unpack + native_call_body(code))
+        src = f"def _call(_cl, _box):\n{body}"
+        exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
+        call = _NATIVE_CALLERS[fn] = scope["_call"]
+    return call(fn.__closure__, values if isinstance(values, list) else list(values))
 
 
 def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,
