@@ -102,7 +102,12 @@ class FrameCache:
         self.dynamic_scalars.clear()
 
 
-_caches: Dict[Tuple[types.CodeType, int], FrameCache] = {}
+# (id(code), id(globals), observed) -> (code, globals, cache).  By identity: code objects
+# compare equal by value, so two functions made from the same source (a generated function
+# made again by exec, with a fresh globals dict) would otherwise share one cache, and its
+# entries and continuations read the other one's globals.  The value holds the code and the
+# globals, so neither id is reused by another object while its key is here.
+_caches: Dict[Tuple[int, int, bool], Tuple[types.CodeType, dict, FrameCache]] = {}
 _frame_ids = [0]
 _unobserved_frame_ids = [0]
 # Every cache entry made, in order (compiler.explain collects the graphs of one call from it).
@@ -120,16 +125,17 @@ def entries_since(start: int) -> List[CacheEntry]:
 def cache_for(fn: types.FunctionType, observed: bool = True) -> FrameCache:
     """The entries of ``fn``'s code (per globals dict); observed and unobserved compilations
     of one function keep separate caches."""
-    key = (fn.__code__, id(fn.__globals__), observed)
-    cache = _caches.get(key)
-    if cache is None:
-        cache = _caches[key] = FrameCache(fn.__code__, observed=observed)
-    return cache
+    code, f_globals = fn.__code__, fn.__globals__
+    key = (id(code), id(f_globals), observed)
+    known = _caches.get(key)
+    if known is None:
+        known = _caches[key] = (code, f_globals, FrameCache(code, observed=observed))
+    return known[2]
 
 
 def reset() -> None:
     """Empty every cache (wrappers keep their FrameCache object, now empty) and forget them."""
-    for cache in _caches.values():
+    for _code, _globals, cache in _caches.values():
         cache.clear()
     _caches.clear()
     _made_entries.clear()

@@ -17,6 +17,7 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from .exceptiontable import parse_exception_table
 from .instruction import ExcHandler, Instruction, point_at_copies
+from .identity_map import IdentityWeakMap
 from .linetable import CODE_UNIT, read_line_info
 from .spec import VersionTable
 
@@ -221,9 +222,10 @@ def decode_cached(code: CodeType) -> Decoded:
     return decoded
 
 
-# Weak: fresh functions (and their code) must be collectable after they are gone.
-_indexed: "weakref.WeakKeyDictionary[CodeType, Tuple[List[Instruction], Dict[int, int]]]" = \
-    weakref.WeakKeyDictionary()
+# By identity: the index is by instruction identity, and an equal code object (code compares
+# by value) has instructions of its own (decode_cached).  Weak: fresh functions (and their
+# code) must be collectable after they are gone.
+_indexed: "IdentityWeakMap[CodeType, Tuple[List[Instruction], Dict[int, int]]]" = IdentityWeakMap()
 
 
 def instructions_of(code: CodeType) -> Tuple[List[Instruction], Dict[int, int]]:

@@ -26,6 +26,7 @@ from .assemble import assemble
 from .decode import decode, decode_cached
 from .factories import body_start, create_call_function
 from .instruction import ExcHandler, Instruction, create_instruction, point_at_copies
+from .identity_map import IdentityWeakMap
 from .liveness import live_locals, reachable
 from .spec import VersionTable
 
@@ -120,8 +121,10 @@ class Origin:
         self.resume_index = resume_index  # where the continuation resumes, in the original code
 
 
-# generated code object -> Origin (weak: a dropped continuation frees its code)
-_ORIGINS: "weakref.WeakKeyDictionary[types.CodeType, Origin]" = weakref.WeakKeyDictionary()
+# generated code object -> Origin, by identity (code objects compare equal by value: another
+# function's equal continuation has an Origin of its own); weak: a dropped continuation frees
+# its code
+_ORIGINS: "IdentityWeakMap[types.CodeType, Origin]" = IdentityWeakMap()
 
 
 def origin_of(code: types.CodeType) -> Optional[Origin]:
@@ -602,8 +605,9 @@ def _insert_loop_exits(main: List[Instruction], for_iter: Instruction, codes: Li
     return main[:at + 1] + codes[0] + main[at + 1:end] + codes[1] + main[end:]
 
 
-# generated code object -> its boxed variant (weak: dies with the code it was made from)
-_BOXED: "weakref.WeakKeyDictionary[types.CodeType, types.CodeType]" = weakref.WeakKeyDictionary()
+# generated code object -> its boxed variant, by identity (weak: dies with the code it was
+# made from)
+_BOXED: "IdentityWeakMap[types.CodeType, types.CodeType]" = IdentityWeakMap()
 
 
 def boxed_code(code: types.CodeType) -> types.CodeType:

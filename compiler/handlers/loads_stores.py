@@ -5,7 +5,7 @@ from opcode_tables.instruction import Instruction
 
 from ..exc import Unsupported
 from ..tracer import InstructionTranslatorBase
-from ..variables.base import NULL
+from ..variables.base import NULL, SavedCellVariable
 from ..variables.builder import wrap_constant_result
 from ..variables.builtins import BuiltinVariable
 from ..variables.constant import ConstantVariable
@@ -66,8 +66,13 @@ def load_fast(tx: InstructionTranslatorBase, inst: Instruction):
 
 @handler("LOAD_FAST_AND_CLEAR")
 def load_fast_and_clear(tx: InstructionTranslatorBase, inst: Instruction):
-    # 3.12 inlined comprehensions save a shadowed name (NULL when unbound) and clear it.
-    tx.push(tx.locals.pop(inst.argval, NULL))
+    # 3.12 inlined comprehensions save a shadowed name (NULL when unbound) and clear it; the
+    # slot of a cell (not in locals: tx.cells holds it) holds the cell, which is what is saved.
+    name = inst.argval
+    if name not in tx.locals and name in tx.cells:
+        tx.push(SavedCellVariable(name))
+        return
+    tx.push(tx.locals.pop(name, NULL))
 
 
 def _let_go(tx: InstructionTranslatorBase, name: str) -> None:
@@ -99,7 +104,8 @@ def store_fast(tx: InstructionTranslatorBase, inst: Instruction):
     if value is not tx.locals.get(inst.argval):
         _let_go(tx, inst.argval)
     value = tx.pop_raw()   # a lazy argument stays lazy (compiler.variables.lazy)
-    if value is NULL:
+    if value is NULL or isinstance(value, SavedCellVariable):
+        # (a saved cell put back: the slot holds the cell again, which tx.cells models)
         tx.locals.pop(inst.argval, None)
     else:
         tx.locals[inst.argval] = value

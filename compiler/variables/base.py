@@ -170,3 +170,22 @@ class NullVariable(VariableTracker):
 
 # The one NULL stack marker: handlers push it, the tracer and graph breaks test ``is NULL``.
 NULL = NullVariable()
+
+
+class SavedCellVariable(VariableTracker):
+    """What LOAD_FAST_AND_CLEAR pushes for a name whose slot holds a cell of the frame (a 3.12+
+    comprehension inlined over a name that a nested function captures): the cell object
+    itself, which the comprehension's closing STORE_FAST puts back.  Only the tracer's own
+    bookkeeping: no code can rebuild a frame's cell object, so a break while one is on the
+    stack cannot be made (the frame runs natively for those inputs)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def describe(self) -> str:
+        return f"the cell of {self.name!r}, saved by an inlined comprehension"
+
+    def reconstruct(self, cg: Any) -> str:
+        raise Unsupported(f"a break inside a comprehension whose variable {self.name!r} shadows a cell "
+                          "of the frame: the saved cell object on the stack cannot be rebuilt")
