@@ -30,7 +30,6 @@ import sys
 import time
 import traceback
 import types
-import warnings
 import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -131,13 +130,10 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     if len(cache.cache_entries) >= limit:
         reason = (f"cache limit reached ({limit} entries for {event.frame_name}); "
                   f"last recompile reason: {event.recompile_reason}")
-        # stacklevel: this function, the wrapper's slow path, the wrapper, then the caller.
-        warnings.warn(f"tracematrix: {reason}; the function runs natively from now on", RuntimeWarning,
-                      stacklevel=4)
+        logs.warn("recompiles", compile_id, "%s; the function runs natively from now on", reason)
         cache.run_natively(reason)
         event.fallback_reason = reason
         _record(cache, event)
-        logs.log("recompiles", compile_id, "%s", reason)
         return native_stage(fn, values)
 
     cache.compiles += 1

@@ -189,7 +189,6 @@ def test_continuations_are_reused_when_guards_pass(name: str):
     assert not again, f"{name}: the second call with the same shapes compiled again: {again}"
 
 
-@pytest.mark.filterwarnings("ignore:tracematrix. cache limit reached")
 @pytest.mark.parametrize("name", ["scalar_float", "scalar_item", "side_effects_with_scalar"])
 def test_data_dependent_scalars_beyond_the_cache_limit(name: str):
     """A new scalar on every call (more calls than cache entries allowed) stays correct."""

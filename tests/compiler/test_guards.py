@@ -2,6 +2,10 @@
 recompile reason names the failing guard; the cache limit makes the frame run natively."""
 from __future__ import annotations
 
+import logging
+import os
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -100,29 +104,54 @@ def repeated(x, k):
     return x
 
 
-def test_cache_limit_runs_natively_with_warning():
+def test_cache_limit_runs_natively_and_says_so_in_the_logs(caplog):
     f = compiler.compile(repeated, cache_limit=2)
     x = np.ones(3)
     f(x, 1)
     f(x, 2)
-    with pytest.warns(RuntimeWarning, match="cache limit reached"):
+    # Under the program's own warnings filters: the compiler issues no warning of its own
+    # (-W error would make the call raise where the plain one returns).
+    with warnings.catch_warnings(record=True) as caught, caplog.at_level(logging.WARNING, "tracematrix"):
+        warnings.simplefilter("error")
         out = f(x, 3)
+    assert caught == []
     np.testing.assert_array_equal(out, repeated(x, 3))
+    [record] = [r for r in caplog.records if r.name == "tracematrix.recompiles"]
+    assert record.levelno == logging.WARNING and "cache limit reached" in record.getMessage() \
+        and "runs natively from now on" in record.getMessage()
     last = _events()[-1]
     assert "cache limit" in last.fallback_reason and "L['k'] == 2" in last.fallback_reason
-    # From now on the frame runs natively without compiling again (and without warning).
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    # From now on the frame runs natively without compiling again (and without a word).
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "tracematrix"):
         np.testing.assert_array_equal(f(x, 4), repeated(x, 4))
-    assert len(_events()) == 3
+    assert len(_events()) == 3 and not caplog.records
 
 
-def test_configured_default_cache_limit(monkeypatch):
+def test_configured_default_cache_limit(monkeypatch, caplog):
     monkeypatch.setattr(compiler.config, "cache_limit", 1)
     f = compiler.compile(affine)
     f(np.ones(2), 1)
-    with pytest.warns(RuntimeWarning):
+    with caplog.at_level(logging.WARNING, "tracematrix"):
         f(np.ones(2), 2)
+    assert any("cache limit reached (1 entries" in r.getMessage() for r in caplog.records)
+
+
+def test_the_cache_limit_writes_nothing_on_the_programs_stderr():
+    """In a program that left logging unconfigured (no handler of its own -- pytest installs
+    some, hence a process of its own -- and no channel switched on), nothing reaches stderr:
+    logging's last-resort handler is not the compiler's to use."""
+    program = ("import numpy as np, compiler\n"
+               "def f(x, k):\n    return x * k\n"
+               "g = compiler.compile(f, cache_limit=1)\n"
+               "g(np.ones(3), 1); g(np.ones(3), 2)\n"
+               "print(compiler.events()[-1].fallback_reason)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TRACEMATRIX_LOGS"}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env,
+                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "cache limit reached" in done.stdout and done.stderr == ""
 
 
 def test_first_failing_guard_logged_with_marker(caplog):

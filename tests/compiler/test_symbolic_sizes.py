@@ -4,7 +4,6 @@ the uses that need the value specialize with a guard named for the use; every ca
 the plain function (value, type, exception, warnings)."""
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable, List
 
 import numpy as np
@@ -218,6 +217,4 @@ PROPERTY_PROGRAMS = [mean_by_length, pairs_by_len, _scale_by_size, _halves, _thi
 def test_compiled_equals_plain_over_random_lengths(fn, dynamic, backend, lengths):
     compiler.reset()
     compiled = compiler.compile(fn, backend=backend, dynamic=dynamic)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # the cache limit, on long lists
-        _check(fn, compiled, [np.arange(float(n)) for n in lengths])
+    _check(fn, compiled, [np.arange(float(n)) for n in lengths])
