@@ -13,10 +13,12 @@ so does the continuation, for those the breaking instruction leaves on the stack
 
 The same holds one level up, for the frame's parameters: a caller that keeps its
 argument in a local pushes it borrowed, and the plain frame's parameter holds no
-reference of its own.  A parameter the code never rebinds (``pinned_parameters``)
-therefore never goes through the compiler's lists: the compiled function's
-wrapper keeps it and passes it, pushed from its own parameter, to every stage of
-the frame (compiler.resume.pinned_runner).
+reference of its own.  A parameter (``pinned_parameters``) therefore never goes
+through the compiler's lists: the compiled function's wrapper hands it, pushed
+from its own parameter, to the stages of the frame (compiler.resume.pinned_runner)
+-- kept and lent to every stage where the code never rebinds it, moved on
+(``moved_parameters``) where it may, so that the rebinding frees what the plain
+frame owned.
 
 A slot stays borrowed while the instructions leave it alone: any instruction
 that pops it (the translator's pops say how deep each one went) ends it,
@@ -125,14 +127,28 @@ _NOT_PINNABLE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 
 
 def pinned_parameters(fn: types.FunctionType) -> Tuple[str, ...]:
-    """The parameters of ``fn`` its compiled wrapper keeps and hands to each stage itself
-    (see the module doc): from 3.14 (``borrowed_local_load``), for a function of plain
-    positional parameters, those no instruction rebinds, deletes or makes a cell of, in a
-    frame that does not read its locals wholesale.  Empty elsewhere."""
+    """The parameters of ``fn`` its compiled wrapper hands to each stage itself (see the
+    module doc): from 3.14 (``borrowed_local_load``), for a function of plain positional
+    parameters in a frame that does not read its locals wholesale, those that are not cells
+    and that no instruction rebinds, deletes or clears -- and, where the table can move a
+    reference (``moving_local_load``), those it does rebind too (``moved_parameters``).
+    Empty elsewhere."""
     code = fn.__code__
     table = opcode_tables.current_table()
     if table.fact("borrowed_local_load") is None or code.co_flags & _NOT_PINNABLE_FLAGS \
             or code.co_kwonlyargcount or reads_frame(code):
         return ()
-    written = written_locals(code) | set(code.co_cellvars)
-    return tuple(name for name in code.co_varnames[:code.co_argcount] if name not in written)
+    written = written_locals(code)
+    can_move = table.fact("moving_local_load") is not None
+    return tuple(name for name in code.co_varnames[:code.co_argcount]
+                 if name not in code.co_cellvars and (can_move or name not in written))
+
+
+def moved_parameters(fn: types.FunctionType) -> Tuple[str, ...]:
+    """Those of ``pinned_parameters(fn)`` that some instruction of ``fn`` rebinds, deletes or
+    clears.  The wrapper cannot keep such a parameter while the stages run (the plain
+    frame's rebinding frees it): it moves its reference into the stage runner, which lends
+    it to the stages that cannot rebind it and moves it into the first one that may
+    (compiler.resume.pinned_runner)."""
+    written = written_locals(fn.__code__)
+    return tuple(name for name in pinned_parameters(fn) if name in written)

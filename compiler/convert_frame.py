@@ -30,16 +30,17 @@ import sys
 import time
 import traceback
 import types
-import weakref
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
+from opcode_tables.identity_map import IdentityWeakMap
 from opcode_tables.resume import origin_of
 
 from . import bytecode_hooks, config, events, graph_break, logs, symbolic_shapes, trace_rules
 from .backends.base import Backend
 from .cache import CacheEntry, FrameCache
 from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, compile_entry, entry_params,
-                            graph_break_body, graph_call_body, native_call_body, native_scope)
+                            graph_break_body, graph_call_body, native_call_body, native_scope,
+                            native_stage_body)
 from .events import CompilationEvent
 from .generated_code import compile_generated, unique_filename
 from .exc import InternalCompilerError, Unsupported
@@ -251,16 +252,17 @@ def _run_native(fn: types.FunctionType, box: list) -> Any:
     return _call_native(fn, fn.__code__, box)
 
 
-# One generated caller per function (a frame marked native runs through it on every call).
-# Weak: it dies with the function (the caller holds the function only weakly, native_scope).
-_NATIVE_CALLERS: "weakref.WeakKeyDictionary[types.FunctionType, Callable[[Optional[tuple], list], Any]]" = \
-    weakref.WeakKeyDictionary()
+# One generated caller per code object (a frame marked native runs through it on every call;
+# a continuation's function objects, one per closure, share it: it calls the one for the
+# closure it is given).  By identity: an equal code object of another function (the same
+# source run through exec twice) has other globals.  Weak: it dies with the code.
+_NATIVE_CALLERS: "IdentityWeakMap[types.CodeType, Callable[[Optional[tuple], list], Any]]" = IdentityWeakMap()
 
 
 def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:
     """Run the frame natively on ``values``; a list is emptied as the values are taken (as an
     entry does, compiler.entry_codegen.build_entry_source), so the function alone holds them."""
-    call = _NATIVE_CALLERS.get(fn)
+    call = _NATIVE_CALLERS.get(code)
     if call is None:
         scope = native_scope(fn)
         names = entry_params(param_names(code))[1:]
@@ -268,7 +270,7 @@ def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[
         body = "".join(f"    {line}\n" for line in unpack + native_call_body(code))
         src = f"def _call(_cl, _box):\n{body}"
         exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
-        call = _NATIVE_CALLERS[fn] = scope["_call"]
+        call = _NATIVE_CALLERS[code] = scope["_call"]
     return call(fn.__closure__, values if isinstance(values, list) else list(values))
 
 
@@ -383,7 +385,7 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
         input_exprs = [source.expr(output.ns.const) for source in output.graph_inputs]
         written = [cg.source_expr(var.source) for var in output.side_effects.mutated_arrays]
         graph_call = GraphCall(input_exprs, len(cg.outputs),
-                               on_graph_error=native_call_body(fn.__code__) if fallible else None,
+                               on_graph_error=native_stage_body(fn.__code__) if fallible else None,
                                written_inputs=written if fallible else (),
                                errstate_overrides=tuple(tx.errstate_overrides),
                                generators=[expr for expr, node in zip(input_exprs, graph.placeholders)
@@ -403,6 +405,7 @@ def _graph_entry(fn: types.FunctionType, tx: InstructionTranslator, cg: OutputCo
     guards = output.guards.guards
     source = build_entry_source(names, guards, body)
     scope = {"_G": fn.__globals__, "_B": output.f_builtins, "_graph": compiled, **native_scope(fn),
+             "_native_stage": native_stage,
              "_graph_failed": functools.partial(_graph_failed, event.compile_id, event.frame_name),
              **extra_scope}
     entry_fn = compile_entry(source, output.ns, scope, f"entry {event.compile_id} {event.frame_name}")
@@ -445,8 +448,8 @@ def _native_entry(fn: types.FunctionType, tx: Optional[InstructionTranslator], n
         # The partial trace's instruction count is not an ir_count (no frame was compiled).
         event.ir_count = 0
         event.ir_opcodes = {}
-    source = build_entry_source(names, guards, native_call_body(fn.__code__))
-    scope = {"_G": fn.__globals__, "_B": f_builtins, **native_scope(fn)}
+    source = build_entry_source(names, guards, native_stage_body(fn.__code__))
+    scope = {"_G": fn.__globals__, "_B": f_builtins, **native_scope(fn), "_native_stage": native_stage}
     entry_fn = compile_entry(source, ns, scope, f"native entry {event.compile_id} {event.frame_name}")
     ns.values.update(scope)
     return CacheEntry(entry_fn, guards, ns, entry_params(names), source, event, native=True)

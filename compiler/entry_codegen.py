@@ -79,7 +79,7 @@ from .generated_code import compile_generated, unique_filename
 from .graph import Node
 from .guards import Guard, Namespace, held_weakly
 from .ops import draws
-from .sources import ClosureSource, Source, local_param_name
+from .sources import ClosureSource, Source, local_param_name, param_names
 
 MISS = object()
 
@@ -368,6 +368,19 @@ def native_call_body(code: types.CodeType) -> List[str]:
         return [f"_v = [{', '.join(parts)}]", f"del {', '.join(parts)}",
                 f"return _function_for(_cl)({', '.join('_v.pop(0)' for _ in parts)})"]
     return [f"return _function_for(_cl)({', '.join(parts)})"]
+
+
+def native_stage_body(code: types.CodeType) -> List[str]:
+    """Run the frame natively as a stage: the entry lets go of the bound arguments and returns
+    ``_native_stage(function, values)`` (compiler.convert_frame.native_stage, in the entry's
+    scope), a Handoff its caller runs once it has let go of them too.  Called inline, the
+    function would run while the compiled function's wrapper still held them (a parameter
+    it rebinds or deletes would not die there, as plain)."""
+    values = [local_param_name(n) for n in param_names(code)]
+    if not values:
+        return ["return _native_stage(_function_for(_cl), [])"]
+    return [f"_v = [{', '.join(values)}]", f"del {', '.join(values)}",
+            "return _native_stage(_function_for(_cl), _v)"]
 
 
 def native_scope(fn: types.FunctionType) -> Dict[str, Any]:

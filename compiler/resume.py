@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import sys
 import types
-import weakref
 from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tuple
 
+from opcode_tables.identity_map import IdentityWeakMap
+from opcode_tables.liveness import written_from
+from opcode_tables.moving_loads import with_moving_loads
 from opcode_tables.resume import boxed_variant_of
 
 from . import config
@@ -91,79 +93,172 @@ def call_emptying(fn: Callable[..., Any], box: list) -> Any:
     return _caller(len(box))(fn, box)
 
 
-# Generated runners and callers for frames with pinned parameters (see run_pinned).
-_PINNED_RUNNERS: Dict[Tuple[str, ...], Callable[..., Any]] = {}
+# Generated runners and callers for frames with pinned parameters (see pinned_runner).
+_PINNED_RUNNERS: Dict[Tuple[Tuple[str, ...], Tuple[str, ...]], Callable[..., Any]] = {}
 
 
-def pinned_runner(pins: Tuple[str, ...]) -> Callable[..., Any]:
+class _Gone:
+    """A runner's pinned parameter it no longer holds: moved into a stage, or replaced."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<gone>"
+
+
+GONE = _Gone()
+
+
+def pinned_runner(pins: Tuple[str, ...], moved: Tuple[str, ...] = ()) -> Callable[..., Any]:
     """``run_handoffs`` for a frame whose parameters ``pins`` (compiler.borrows.pinned_parameters)
-    its wrapper keeps and passes after the Handoff, one positional argument each: every stage
-    whose parameters include a pinned name gets that argument pushed from the runner's own
-    parameter, never from a list, as CPython from 3.14 pushes a local it only reads.  A
-    parameter the plain frame borrowed from its caller (the caller keeps the value in a
-    local) is then borrowed by the stub's frame too, and one the plain frame owned is owned
-    by the wrapper's frame alone: either way the stub's frame adds no reference, as the
-    plain frame added none (ndarray.resize counts them)."""
-    runner = _PINNED_RUNNERS.get(pins)
+    its wrapper hands over after the Handoff, one positional argument each: every stage whose
+    parameters include a pinned name gets that argument pushed from the runner's own
+    parameter, never from a list, as CPython from 3.14 pushes a local.  A parameter the plain
+    frame borrowed from its caller (the caller keeps the value in a local) is then borrowed by
+    the stage's frame too, and one the plain frame owned is owned once, as plain: either way
+    the stage's frame adds no reference (ndarray.resize counts them).
+
+    Pins the code never rebinds are kept to the end and lent to every stage.  Those in
+    ``moved`` (the code may rebind them) came in moved (the wrapper's moving load): they
+    are lent to stages that cannot rebind them and moved into the first stage that may
+    (``pin_plan``), so that its rebinding frees what the plain frame's would; from then on,
+    or once the graph replaced the value (the stage's box holds another object), the stages
+    take the value from their box."""
+    key = (pins, moved)
+    runner = _PINNED_RUNNERS.get(key)
     if runner is None:
-        ps = ", ".join(f"p{i}" for i in range(len(pins)))
-        source = (f"def run_pinned(result, {ps}):\n"
-                  f"    while result.__class__ is Handoff:\n"
-                  f"        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box\n"
-                  f"        result.box = []\n"
-                  f"        result = None\n"
-                  f"        result = stub.pinned_call(pins)(stub.function_for(closure), box, {ps})\n"
-                  f"        if conts is None or result.__class__ is not Resume:\n"
-                  f"            return result\n"
-                  f"        box, branch = list(result.values), result.branch\n"
-                  f"        result = None\n"
-                  f"        result = conts[branch].run(closure, box)\n"
-                  f"    return result\n")
-        scope: Dict[str, Any] = {"Handoff": Handoff, "Resume": Resume, "pins": pins}
+        source, move_line = _pinned_runner_source(pins, moved)
+        scope: Dict[str, Any] = {"Handoff": Handoff, "Resume": Resume, "pins": pins, "moved": moved,
+                                 "GONE": GONE}
         exec(compile_generated(source, unique_filename("handoff run")), scope)
-        runner = _PINNED_RUNNERS[pins] = scope["run_pinned"]
+        runner = scope["run_pinned"]
+        if move_line is not None:
+            runner.__code__ = with_moving_loads(runner.__code__, _moved_names(pins, moved), move_line)
+        _PINNED_RUNNERS[key] = runner
     return runner
 
 
-def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...]) -> str:
-    """``call(f, b, p0, ...)``: ``f`` called on the values of box ``b`` (one per parameter),
-    each pinned parameter's value passed from ``p<i>`` instead, its item dropped from the box
-    first.  If an item is not the pinned value (never expected: a pinned parameter is never
-    rebound), the box's values are passed as they are."""
+def _moved_names(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[str, ...]:
+    return tuple(f"p{i}" for i, name in enumerate(pins) if name in moved)
+
+
+def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[str, Optional[int]]:
+    """The runner's source, and the line whose loads of moved pins become moves (None: none)."""
     ps = ", ".join(f"p{i}" for i in range(len(pins)))
-    at = [(index, pins.index(name)) for index, name in enumerate(params) if name in pins]
+    lines = [f"def run_pinned(result, {ps}):",
+             "    while result.__class__ is Handoff:",
+             "        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box",
+             "        result.box = []",
+             "        result = None",
+             "        at, writes = stub.pin_plan(pins, moved)"]
+    for i, name in enumerate(pins):
+        # A pin the stage's box does not hold as it is: the graph replaced it (let it go), or
+        # the stage does not take it (a moved pin is dead there: let go, as its box would).
+        if name in moved:
+            lines += [f"        if p{i} is not GONE and (at[{i}] < 0 or box[at[{i}]] is not p{i}):",
+                      f"            p{i} = GONE"]
+        else:
+            lines += [f"        if at[{i}] >= 0 and p{i} is not GONE and box[at[{i}]] is not p{i}:",
+                      f"            p{i} = GONE"]
+    present = " | ".join(f"({1 << i} if at[{i}] >= 0 and p{i} is not GONE else 0)" for i in range(len(pins)))
+    lines.append(f"        call = stub.pinned_call(pins, moved, {present}, writes)")
+    stage_call = f"call(stub.function_for(closure), box, {ps})"
+    move_line = None
+    if moved:
+        lines.append("        if writes:")
+        lines.append(f"            result = {stage_call}")
+        move_line = len(lines)
+        lines.append(f"            {' = '.join(_moved_names(pins, moved))} = GONE")
+        lines.append("        else:")
+        lines.append(f"            result = {stage_call}")
+    else:
+        lines.append(f"        result = {stage_call}")
+    lines += ["        call = None",
+              "        if conts is None or result.__class__ is not Resume:",
+              "            return result",
+              "        box, branch = list(result.values), result.branch",
+              "        result = None",
+              "        result = conts[branch].run(closure, box)",
+              "    return result"]
+    return "\n".join(lines) + "\n", move_line
+
+
+def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...], present: int) -> Tuple[str, int]:
+    """``call(f, b, p0, ...)``: ``f`` called on the values of box ``b`` (one per parameter),
+    each present pin's value (bit i of ``present``: the runner checked that ``b`` holds it
+    as it is) passed from ``p<i>`` instead, its item dropped from the box first; and the line
+    of the call."""
+    ps = ", ".join(f"p{i}" for i in range(len(pins)))
+    at = [(index, pins.index(name)) for index, name in enumerate(params)
+          if name in pins and present >> pins.index(name) & 1]
     lines = [f"def call(f, b, {ps}):"]
     if not at:
-        return lines[0] + "\n    return call_emptying(f, b)\n"
-    same = " and ".join(f"b[{index}] is p{pin}" for index, pin in at)
-    lines.append(f"    if not ({same}):")
-    lines.append("        return call_emptying(f, b)")
+        lines.append("    return call_emptying(f, b)")
+        return "\n".join(lines) + "\n", len(lines)
     lines.extend(f"    del b[{index}]" for index, _ in reversed(at))
-    args = [f"p{pins.index(name)}" if name in pins else "b.pop(0)" for name in params]
+    taken = dict(at)
+    args = [f"p{taken[index]}" if index in taken else "b.pop(0)" for index in range(len(params))]
     lines.append(f"    return f({', '.join(args)})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", len(lines)
 
 
-# Weak: continuations are generated code objects that must stay collectable.
-_PINNED_CALLS: "weakref.WeakKeyDictionary[types.CodeType, Dict[Tuple[str, ...], Callable[..., Any]]]" = \
-    weakref.WeakKeyDictionary()
+class _PinPlan:
+    """How one stage's code takes a frame's pins: per pin, its index among the stage's
+    parameters (-1: not one of them), and whether the stage may rebind a moved pin it takes
+    (reachable stores from its first instruction: opcode_tables.liveness.written_from)."""
+
+    def __init__(self, code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> None:
+        params = code.co_varnames[:code.co_argcount]
+        self.at = tuple(params.index(name) if name in params else -1 for name in pins)
+        taken = [name for name in moved if name in params]
+        self.writes = bool(taken) and bool(written_from(code, 0) & set(taken))
+        self.calls: Dict[Tuple[int, bool], Callable[..., Any]] = {}
 
 
-def pinned_call_for(code: types.CodeType, pins: Tuple[str, ...]) -> Callable[..., Any]:
+# By identity (code objects compare equal by value); weak: continuations are generated code
+# objects that must stay collectable.
+_PIN_PLANS: "IdentityWeakMap[types.CodeType, Dict[Tuple[Tuple[str, ...], Tuple[str, ...]], _PinPlan]]" = \
+    IdentityWeakMap()
+
+
+def _plan(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> _PinPlan:
+    plans = _PIN_PLANS.get(code)
+    if plans is None:
+        plans = _PIN_PLANS[code] = {}
+    plan = plans.get((pins, moved))
+    if plan is None:
+        plan = plans[(pins, moved)] = _PinPlan(code, pins, moved)
+    return plan
+
+
+def pin_plan_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[Tuple[int, ...], bool]:
+    """(per pin, its index among the parameters of ``code`` or -1; whether running ``code``
+    may rebind a moved pin it takes): what the runner checks before each stage."""
+    plan = _plan(code, pins, moved)
+    return plan.at, plan.writes
+
+
+def pinned_call_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...] = (),
+                    present: int = -1, writes: bool = False) -> Callable[..., Any]:
     """``call(f, box, p0, ...)``: ``f`` (a function of ``code``, positional parameters only)
-    run natively on the values in ``box``, the pinned parameters' values passed from the
-    runner's own parameters (see pinned_runner).  A generated Python function, called by the
-    runner directly: a call through C (functools.partial, a bound method) would make each
-    argument an owned reference again."""
-    calls = _PINNED_CALLS.get(code)
-    if calls is None:
-        calls = _PINNED_CALLS[code] = {}
-    call = calls.get(pins)
+    run natively on the values in ``box``, the present pins' values (bits of ``present``)
+    passed from the runner's own parameters, moved into ``f`` where ``writes`` (see
+    pinned_runner).  A generated Python function, called by the runner directly: a call
+    through C (functools.partial, a bound method) would make each argument an owned
+    reference again."""
+    plan = _plan(code, pins, moved)
+    call = plan.calls.get((present, writes))
     if call is None:
         params = code.co_varnames[:code.co_argcount]
+        source, line = _pinned_call_source(params, pins, present)
         scope: Dict[str, Any] = {"call_emptying": call_emptying}
-        exec(compile_generated(_pinned_call_source(params, pins), unique_filename("pinned call")), scope)
-        call = calls[pins] = scope["call"]
+        exec(compile_generated(source, unique_filename("pinned call")), scope)
+        call = scope["call"]
+        names = [f"p{i}" for i, name in enumerate(pins) if name in moved and present >> i & 1
+                 and name in params]
+        if writes and names:
+            call.__code__ = with_moving_loads(call.__code__, names, line)
+        plan.calls[(present, writes)] = call
     return call
 
 
@@ -186,8 +281,12 @@ class NativeRun:
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         return self._run(self.fn, box)
 
-    def pinned_call(self, pins: Tuple[str, ...]) -> Callable[..., Any]:
-        return pinned_call_for(self.fn.__code__, pins)
+    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[Tuple[int, ...], bool]:
+        return pin_plan_for(self.fn.__code__, pins, moved)
+
+    def pinned_call(self, pins: Tuple[str, ...], moved: Tuple[str, ...], present: int,
+                    writes: bool) -> Callable[..., Any]:
+        return pinned_call_for(self.fn.__code__, pins, moved, present, writes)
 
 
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:
@@ -243,10 +342,14 @@ class _FunctionMaker:
             self._plain = fn
         return fn
 
-    def pinned_call(self, pins: Tuple[str, ...]) -> Callable[..., Any]:
+    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[Tuple[int, ...], bool]:
         if self._boxed_code is not None:  # (only where calls do not move arguments: no pins)
             raise ValueError("a code taking its values in a box has no pinned parameters")
-        return pinned_call_for(self.code, pins)
+        return pin_plan_for(self.code, pins, moved)
+
+    def pinned_call(self, pins: Tuple[str, ...], moved: Tuple[str, ...], present: int,
+                    writes: bool) -> Callable[..., Any]:
+        return pinned_call_for(self.code, pins, moved, present, writes)
 
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         """The code run natively on the values in ``box`` (emptied as they are taken), so that

@@ -27,10 +27,11 @@ from typing import Any, Callable, Dict, List, Optional
 
 import opcode_tables
 from opcode_tables.linetable import on_one_line
+from opcode_tables.moving_loads import with_moving_loads
 
 from . import config, no_table, trace_rules
 from .backends.base import Backend
-from .borrows import pinned_parameters
+from .borrows import moved_parameters, pinned_parameters
 from .cache import FrameCache, cache_for
 from .convert_frame import CompileCallee, compile_frame, native_stage
 from .entry_codegen import MISS
@@ -190,8 +191,10 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     as the plain function) that tries the cache entries without packing arguments."""
     code = fn.__code__
     names = list(code.co_varnames[:code.co_argcount])
-    # Parameters the stages get from this frame, pushed from its own locals (compiler.borrows).
+    # Parameters the stages get from this frame, pushed from its own locals (compiler.borrows);
+    # the runner gets those the code may rebind by a moving load (its reference as it is).
     pins = pinned_parameters(fn)
+    moved = moved_parameters(fn)
     defaults = fn.__defaults__ or ()
     first_default = len(names) - len(defaults)
     p = local_param_name
@@ -233,10 +236,13 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
 
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace, "_config": config,
              "_strip": without_compiler_frames, "_Handoff": Handoff,
-             "_run": pinned_runner(pins) if pins else run_handoffs,
+             "_run": pinned_runner(pins, moved) if pins else run_handoffs,
              "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
     exec(compile_generated(src, unique_filename(f"wrapper of {fn.__qualname__}")), scope)
     wrapper = scope["_wrapper"]
+    if moved:
+        run_line = 1 + next(i for i, line in enumerate(src.splitlines()) if "return _run(" in line)
+        wrapper.__code__ = with_moving_loads(wrapper.__code__, [p(n) for n in moved], run_line)
     # Names in messages must be the plain function's: its own name, not L_<name> parameters.
     replaced = wrapper.__code__.replace(co_name=code.co_name,
                                         co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])

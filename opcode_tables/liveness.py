@@ -19,7 +19,7 @@ from .decode import decode_cached
 from .instruction import Instruction
 from .spec import VersionTable
 
-__all__ = ["live_locals", "reachable", "reads_frame", "written_locals"]
+__all__ = ["live_locals", "reachable", "reads_frame", "written_from", "written_locals"]
 
 _SLOT_OPCODES = frozenset(dis.haslocal) | frozenset(dis.hasfree)
 # Builtins that read the whole frame: a function calling one of them keeps every local live.
@@ -106,15 +106,31 @@ def reads_frame(code: types.CodeType) -> bool:
     return bool(_FRAME_READERS & set(code.co_names))
 
 
+def _writes(inst: Instruction) -> Tuple[str, ...]:
+    """Names one instruction binds, unbinds or clears (3.12's LOAD_FAST_AND_CLEAR, saving a
+    local around an inlined comprehension, clears it)."""
+    writes = _uses_defs(inst)[1]
+    if not writes and inst.opname == "LOAD_FAST_AND_CLEAR":
+        writes = (inst.argval,)
+    return writes
+
+
 def written_locals(code: types.CodeType) -> FrozenSet[str]:
-    """Names of fast locals / cells some instruction of ``code`` binds, unbinds or clears
-    (3.12's LOAD_FAST_AND_CLEAR, saving a local around an inlined comprehension, clears it)."""
+    """Names of fast locals / cells some instruction of ``code`` binds, unbinds or clears."""
     written: Set[str] = set()
     for inst in decode_cached(code).split_instructions():
-        writes = _uses_defs(inst)[1]
-        if not writes and inst.opname == "LOAD_FAST_AND_CLEAR":
-            writes = (inst.argval,)
-        written.update(writes)
+        written.update(_writes(inst))
+    return frozenset(written)
+
+
+def written_from(code: types.CodeType, index: int = 0) -> FrozenSet[str]:
+    """Names of fast locals / cells that some path from instructions_of(code)[index]
+    (exception edges included) may bind, unbind or clear: for a break's stub, entered at
+    its first instruction, what the native code it runs may rebind."""
+    instructions = decode_cached(code).split_instructions()
+    written: Set[str] = set()
+    for i in reachable(code, index):
+        written.update(_writes(instructions[i]))
     return frozenset(written)
 
 

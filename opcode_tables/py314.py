@@ -68,6 +68,7 @@ TABLE = _BASE.derive(
         "call_function_ex_kwargs": "slot",
         "unchecked_local_loads": _BASE.fact("unchecked_local_loads") + ("LOAD_FAST_BORROW",),
         "borrowed_local_load": "LOAD_FAST_BORROW",
+        "moving_local_load": "LOAD_FAST_AND_CLEAR",
         # SET_FUNCTION_ATTRIBUTE 16: the __annotate__ function of lazy annotations
         "function_attr_flags": _BASE.fact("function_attr_flags") + ("annotate",),
     },

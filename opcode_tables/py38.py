@@ -108,6 +108,13 @@ exists here.  Facts, as read through ``VersionTable.fact(name)``:
     pushes such a slot the same way.  Where it exists, a method load
     (LOAD_ATTR's is_method form) moves its operand's reference, borrowed or
     not, into the self slot of the [method, self] pair it pushes.
+``moving_local_load``
+    The opname that pushes a local's reference as it is -- borrowed or owned --
+    and clears the local: LOAD_FAST_AND_CLEAR from 3.14, where loads can be
+    borrowed; None before (every load owns a reference, so handing a value on
+    needs no move).  Generated code hands a parameter on with it, so that the
+    frame it reaches holds the reference as the plain frame held it
+    (``opcode_tables.moving_loads``).
 ``iterator_slots``
     Stack slots one iterator takes between GET_ITER and POP_ITER/END_FOR's
     cleanup: 1, or 2 from 3.15 (GET_ITER pushes the iterable and an index
@@ -356,6 +363,7 @@ TABLE = VersionTable(
         "call_function_ex_kwargs": "flag",
         "unchecked_local_loads": ("LOAD_FAST",),
         "borrowed_local_load": None,
+        "moving_local_load": None,
         # A call to a Python function keeps its arguments on the caller's stack until it
         # returns (3.11+ moves them into the callee's frame): how long a value passed on lives.
         "calls_move_arguments": False,

@@ -180,3 +180,27 @@ class Derived(Base):
 def test_zero_argument_super_keeps_self_live() -> None:
     # self is never loaded after the call of g, but super() reads it from the frame
     assert "self" in _at(Derived.f, STORE, "y", after=True)
+
+
+def _writes_only_in_its_handler(a, b):
+    c = a + 1
+    try:
+        c = g(c)
+    except ValueError:
+        b = None
+    return b, c
+
+
+def test_written_from_follows_exception_edges_and_only_what_is_reachable() -> None:
+    """What the code run from an instruction may rebind: the handler's store counts from
+    inside the try body (an exception edge), the earlier store does not."""
+    from opcode_tables.liveness import written_from
+    fn = _writes_only_in_its_handler
+    instructions, _ = instructions_of(fn.__code__)
+    call = next(i for i, inst in enumerate(instructions) if inst.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+                and inst.argval == "g")
+    assert written_from(fn.__code__, call) >= {"b", "c"}
+    assert "a" not in written_from(fn.__code__, call)
+    assert written_from(fn.__code__, 0) >= {"b", "c"}
+    ret = max(i for i, inst in enumerate(instructions) if inst.opname.startswith("RETURN"))
+    assert not written_from(fn.__code__, ret)

@@ -12,6 +12,7 @@ import mmap
 import sys
 import time
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -282,20 +283,184 @@ def _resize_then_rebind(a):
         outcome = "resized"
     except ValueError as e:
         outcome = str(e)
-    a = b                          # a rebound: not a pinned parameter
+    a = b                          # a rebound: the wrapper moves it into the runner
     return outcome, a.sum()
 
 
-@pytest.mark.xfail(opcode_tables.current_table().fact("borrowed_local_load") is not None, strict=True,
-                   reason="known gap from 3.14: a parameter the function rebinds reaches its stub through "
-                          "the compiler's lists, so the stub owns it where the plain frame borrowed it from a "
-                          "caller keeping it (the wrapper cannot keep it for the stages: the plain frame's "
-                          "rebinding would no longer free it)")
+def _resize_then_rebind_in_the_handler(a):
+    b = a * 2.0
+    try:
+        a.resize((4, 4))           # the stub may rebind a (its handler does): a is moved into it
+        outcome = "resized"
+    except ValueError as e:
+        outcome = str(e)
+        a = b
+    return outcome, a.sum()
+
+
+def _rebind_then_resize(a):
+    a = a * 2.0                    # the graph replaces a: the runner lets the argument go
+    try:
+        a.resize((4, 4))
+        return "resized", a.sum()
+    except ValueError as e:
+        return str(e), a.sum()
+
+
+def _resize_after_two_breaks_then_rebind(a):
+    b = a * 2.0
+    n = len(str(b.shape))          # a break that cannot rebind a: a is lent to its stub
+    try:
+        a.resize((4, 4))
+        outcome = "resized"
+    except ValueError as e:
+        outcome = str(e)
+    a = b
+    return outcome, a.sum() + n
+
+
+_REBINDING = [_resize_then_rebind, _resize_then_rebind_in_the_handler, _rebind_then_resize,
+              _resize_after_two_breaks_then_rebind]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_rebound_parameter_the_caller_keeps_at_a_break(backend):
-    compiled = compiler.compile(_resize_then_rebind, backend=backend)
+@pytest.mark.parametrize("program", _REBINDING, ids=lambda p: p.__name__[1:])
+def test_a_rebound_parameter_at_a_break_has_the_plain_reference_count(program, backend):
+    """A parameter the function rebinds somewhere, passed kept in the caller's local (from
+    3.14 borrowed) and as a temporary: the native resize at the break sees the plain count."""
+    compiled = compiler.compile(program, backend=backend)
     for _ in range(2):
-        assert _outcome_on_a_kept_argument(compiled) == _outcome_on_a_kept_argument(_resize_then_rebind)
+        assert _outcome_on_a_kept_argument(compiled) == _outcome_on_a_kept_argument(program)
+        assert _outcome_on_a_temporary(compiled) == _outcome_on_a_temporary(program)
+
+
+def _resize_in_a_loop_then_rebind(a):
+    b = a * 2.0
+    outcomes = []
+    for shape in ((4, 4), (5, 5)):
+        try:
+            a.resize(shape)
+            outcomes.append("resized")
+        except ValueError as e:
+            outcomes.append(str(e))
+    a = b
+    return outcomes, a.sum()
+
+
+@pytest.mark.xfail(opcode_tables.current_table().fact("borrowed_local_load") is not None, strict=True,
+                   reason="known gap from 3.14: a stage that may rebind a parameter (here the first "
+                          "resize's stub, whose handler runs the rest of the function natively) gets it "
+                          "moved; the values it hands on are owned references, so a later stage owns "
+                          "what the plain frame still borrowed from the caller")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_rebound_parameter_after_a_stage_that_may_rebind_it(backend):
+    compiled = compiler.compile(_resize_in_a_loop_then_rebind, backend=backend)
+    for _ in range(2):
+        assert _outcome_on_a_kept_argument(compiled) == _outcome_on_a_kept_argument(_resize_in_a_loop_then_rebind)
+
+
+def _dies(log):
+    """An array whose finalizer logs "died" (a plain ndarray: the frame is traced)."""
+    x = np.arange(3.0)
+    weakref.finalize(x, log.append, "died")
+    return x
+
+
+def _rebind_after_a_break(a, log):
+    print(end="")
+    a = None
+    log.append("after")
+
+
+def _rebind_in_a_handler(a, log):
+    try:
+        a.resize((9,))               # refused while the caller keeps a
+    except ValueError:
+        a = None
+        log.append("after")
+    log.append("end")
+
+
+def _rebind_in_a_stub(a, log):
+    a = a if log.append("x") is None else a   # the append is a break; its stub stores a
+    a = None
+    log.append("after")
+
+
+def _delete_after_a_break(a, log):
+    print(end="")
+    del a
+    log.append("after")
+
+
+def _rebind_in_the_graph(a, log):
+    a = a * 2.0
+    print(end="")
+    log.append(float(a.sum()))
+    a = None
+    log.append("after")
+
+
+def _rebind_in_a_loop(a, log):
+    for i in range(2):
+        print(end="")
+        if i == 1:
+            a = None
+        log.append(i)
+
+
+class _Subclass(np.ndarray):
+    pass
+
+
+def _dies_untraced(log):
+    """The same, as an ndarray subclass: the frame runs natively, through a cache entry that
+    guards the type (compiler.convert_frame._native_entry)."""
+    x = np.arange(3.0).view(_Subclass)
+    weakref.finalize(x, log.append, "died")
+    return x
+
+
+def _rebind_after_a_failing_graph(a, log):
+    b = a / a                        # 0/0: the graph fails at run time, the frame runs natively
+    a = None
+    log.append("after")
+    return b
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program, make", [
+    (_rebind_after_a_break, _dies), (_rebind_in_a_handler, _dies), (_rebind_in_a_stub, _dies),
+    (_delete_after_a_break, _dies), (_rebind_in_the_graph, _dies), (_rebind_in_a_loop, _dies),
+    (_rebind_after_a_break, _dies_untraced), (_rebind_after_a_failing_graph, _dies),
+], ids=lambda v: v.__name__[1:])
+def test_a_rebound_parameter_dies_where_the_plain_frame_lets_it_go(program, make, backend):
+    """A parameter the function rebinds or deletes after a break dies there when the caller
+    passed a temporary, and at the caller's own release when it keeps the value: the
+    finalizer's place in the log is the plain one, on the compiling call and on cache hits --
+    also where the frame runs natively for a guarded reason (an untraced argument type) or
+    because its graph failed on this call's data."""
+    def temporary(fn):
+        log: list = []
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # 0/0
+            fn(make(log), log)
+        return log
+
+    def kept(fn):
+        log: list = []
+        x = make(log)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            fn(x, log)
+        log.append("returned")
+        del x
+        return log
+
+    compiled = compiler.compile(program, backend=backend)
+    for way in (temporary, kept):
+        for _ in range(2):
+            assert way(compiled) == way(program)
 
 
 def _kept_below_a_break(x, n):
@@ -660,7 +825,7 @@ def test_finalizers_of_a_dropped_argument_lists_items_run_at_the_drop(backend):
     assert arrays_only([np.arange(2.0), np.arange(3.0)], log) == 1  # no finalizer: one graph, guarded
 
 
-# -- parameters the wrapper keeps for the stages (compiler.borrows.pinned_parameters) ----------
+# -- parameters the wrapper hands to the stages (compiler.borrows.pinned_parameters) ----------
 
 def _rebinds(a, b, c, d, e):
     b = b * 2.0
@@ -677,27 +842,28 @@ def _reads_locals(a):
     return locals()
 
 
-@pytest.mark.parametrize("fn, expected", [
-    (_rebinds, ("a",)), (_varargs, ()), (_reads_locals, ()), (_count_directly, ("a",)),
+@pytest.mark.parametrize("fn, pinned, moved", [
+    (_rebinds, ("a", "b", "c", "d"), ("b", "c", "d")), (_varargs, (), ()), (_reads_locals, (), ()),
+    (_count_directly, ("a",), ()),
 ], ids=lambda v: getattr(v, "__name__", str(v)))
-def test_pinned_parameters_are_those_no_instruction_rebinds(fn, expected):
+def test_pinned_parameters_are_the_plain_positionals_that_are_not_cells(fn, pinned, moved):
     """Only where CPython pushes a local it only reads borrowed (from 3.14); then the plain
-    positional parameters no instruction rebinds, deletes, clears or makes a cell of, in a
-    frame that does not read its locals wholesale."""
-    from compiler.borrows import pinned_parameters
+    positional parameters that are not cells, in a frame that does not read its locals
+    wholesale; those some instruction rebinds, deletes or clears are moved, not kept."""
+    from compiler.borrows import moved_parameters, pinned_parameters
     borrowed = opcode_tables.current_table().fact("borrowed_local_load") is not None
-    assert pinned_parameters(fn) == (expected if borrowed else ())
+    assert pinned_parameters(fn) == (pinned if borrowed else ())
+    assert moved_parameters(fn) == (moved if borrowed else ())
 
 
-def test_a_pinned_call_whose_box_holds_another_value_passes_the_box_as_it_is():
-    """Never expected (a pinned parameter is never rebound), but if a stage's box held another
-    object where the pinned value goes, the stage gets the box's values unchanged."""
+def test_a_pinned_call_passes_present_pins_and_the_box_for_the_rest():
+    """The generated stage call: pins the runner found in the box as they are (the bits of
+    ``present``) are passed from its parameters, the other values from the box, which is
+    emptied either way."""
     from compiler.resume import _pinned_call_source, call_emptying
-    scope = {"call_emptying": call_emptying}
-    exec(_pinned_call_source(["x", "a", "y"], ("a",)), scope)
     pinned, other = object(), object()
-    got = scope["call"](lambda x, a, y: (x, a, y), [1, pinned, 2], pinned)
-    assert got[1] is pinned and got[::2] == (1, 2)
-    box = [1, other, 2]
-    got = scope["call"](lambda x, a, y: (x, a, y), box, pinned)
-    assert got[1] is other and got[::2] == (1, 2) and box == []
+    for present, box, want in ((1, [1, pinned, 2], pinned), (0, [1, other, 2], other)):
+        scope = {"call_emptying": call_emptying}
+        exec(_pinned_call_source(["x", "a", "y"], ("a",), present)[0], scope)
+        got = scope["call"](lambda x, a, y: (x, a, y), box, pinned)
+        assert got[1] is want and got[::2] == (1, 2) and box == []
