@@ -122,25 +122,28 @@ class BorrowedSlots:
 
 
 # Code flags of functions whose parameters the positional wrapper cannot take one by one
-# (*args, **kwargs) or whose frames outlive the call (generators, coroutines).
+# (*args, **kwargs) or whose frames outlive the call (generators, coroutines: a frame that
+# moves to the heap owns its locals, so the plain frame borrows nothing either).
 _NOT_PINNABLE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 
 
 def pinned_parameters(fn: types.FunctionType) -> Tuple[str, ...]:
     """The parameters of ``fn`` its compiled wrapper hands to each stage itself (see the
-    module doc): from 3.14 (``borrowed_local_load``), for a function of plain positional
-    parameters in a frame that does not read its locals wholesale, those that are not cells
+    module doc): from 3.14 (``borrowed_local_load``), for a function of positional and
+    keyword-only parameters (``*args`` and ``**kwargs`` come packed, owned) in a frame that
+    does not read its locals wholesale, those that are not cells
     and that no instruction rebinds, deletes or clears -- and, where the table can move a
     reference (``moving_local_load``), those it does rebind too (``moved_parameters``).
     Empty elsewhere."""
     code = fn.__code__
     table = opcode_tables.current_table()
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     if table.fact("borrowed_local_load") is None or code.co_flags & _NOT_PINNABLE_FLAGS \
-            or code.co_kwonlyargcount or reads_frame(code):
-        return ()
+            or reads_frame(code) or not all(name.isidentifier() for name in names[code.co_argcount:]):
+        return ()   # (a keyword-only name that is no identifier cannot be passed as a keyword)
     written = written_locals(code)
     can_move = table.fact("moving_local_load") is not None
-    return tuple(name for name in code.co_varnames[:code.co_argcount]
+    return tuple(name for name in names
                  if name not in code.co_cellvars and (can_move or name not in written))
 
 

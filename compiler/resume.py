@@ -183,21 +183,24 @@ def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tupl
     return "\n".join(lines) + "\n", move_line
 
 
-def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...], present: int) -> Tuple[str, int]:
-    """``call(f, b, p0, ...)``: ``f`` called on the values of box ``b`` (one per parameter),
-    each present pin's value (bit i of ``present``: the runner checked that ``b`` holds it
-    as it is) passed from ``p<i>`` instead, its item dropped from the box first; and the line
-    of the call."""
+def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...], present: int,
+                        n_keyword_only: int = 0) -> Tuple[str, int]:
+    """``call(f, b, p0, ...)``: ``f`` called on the values of box ``b`` (one per parameter, the
+    last ``n_keyword_only`` of them passed by keyword), each present pin's value (bit i of
+    ``present``: the runner checked that ``b`` holds it as it is) passed from ``p<i>``
+    instead, its item dropped from the box first; and the line of the call."""
     ps = ", ".join(f"p{i}" for i in range(len(pins)))
     at = [(index, pins.index(name)) for index, name in enumerate(params)
           if name in pins and present >> pins.index(name) & 1]
     lines = [f"def call(f, b, {ps}):"]
-    if not at:
+    if not at and not n_keyword_only:
         lines.append("    return call_emptying(f, b)")
         return "\n".join(lines) + "\n", len(lines)
     lines.extend(f"    del b[{index}]" for index, _ in reversed(at))
     taken = dict(at)
     args = [f"p{taken[index]}" if index in taken else "b.pop(0)" for index in range(len(params))]
+    first_keyword = len(params) - n_keyword_only
+    args[first_keyword:] = [f"{name}={arg}" for name, arg in zip(params[first_keyword:], args[first_keyword:])]
     lines.append(f"    return f({', '.join(args)})")
     return "\n".join(lines) + "\n", len(lines)
 
@@ -208,7 +211,7 @@ class _PinPlan:
     (reachable stores from its first instruction: opcode_tables.liveness.written_from)."""
 
     def __init__(self, code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> None:
-        params = code.co_varnames[:code.co_argcount]
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         self.at = tuple(params.index(name) if name in params else -1 for name in pins)
         taken = [name for name in moved if name in params]
         self.writes = bool(taken) and bool(written_from(code, 0) & set(taken))
@@ -240,17 +243,17 @@ def pin_plan_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, 
 
 def pinned_call_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...] = (),
                     present: int = -1, writes: bool = False) -> Callable[..., Any]:
-    """``call(f, box, p0, ...)``: ``f`` (a function of ``code``, positional parameters only)
-    run natively on the values in ``box``, the present pins' values (bits of ``present``)
-    passed from the runner's own parameters, moved into ``f`` where ``writes`` (see
-    pinned_runner).  A generated Python function, called by the runner directly: a call
+    """``call(f, box, p0, ...)``: ``f`` (a function of ``code``: positional and keyword-only
+    parameters, no ``*args`` or ``**kwargs``) run natively on the values in ``box``, the
+    present pins' values (bits of ``present``) passed from the runner's own parameters,
+    moved into ``f`` where ``writes`` (see pinned_runner).  A generated Python function, called by the runner directly: a call
     through C (functools.partial, a bound method) would make each argument an owned
     reference again."""
     plan = _plan(code, pins, moved)
     call = plan.calls.get((present, writes))
     if call is None:
-        params = code.co_varnames[:code.co_argcount]
-        source, line = _pinned_call_source(params, pins, present)
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        source, line = _pinned_call_source(params, pins, present, code.co_kwonlyargcount)
         scope: Dict[str, Any] = {"call_emptying": call_emptying}
         exec(compile_generated(source, unique_filename("pinned call")), scope)
         call = scope["call"]

@@ -6,9 +6,9 @@ parameters.  Its hit path tries the cache entries of ``fn``'s code
 returns ``MISS`` when its guards reject the arguments.  With many entries
 the hit path of plain positional functions calls one dispatcher instead,
 which looks the candidates up by parameter type, dtype and shape
-(compiler.guard_dispatch).  Functions whose
-parameters are all plain positionals get a generated wrapper with the same
-parameters, so the hit path neither packs nor binds arguments.  On a miss
+(compiler.guard_dispatch).  Functions without
+``*args`` or ``**kwargs`` get a generated wrapper with the same parameters, so the
+hit path neither packs nor binds arguments.  On a miss
 the slow path binds the call like the plain function (a bad call raises the
 plain function's TypeError) and hands the bound values to the compile driver
 (compiler.convert_frame.compile_frame).  What runs after the guards -- a break's
@@ -109,7 +109,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         finally:
             config.debug_checks = saved
 
-    if not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0:
+    if not code.co_flags & 0x0C:
         compiled = _positional_wrapper(fn, frame_cache.hit_entries, closure, slow_path)
     else:
         def compiled(*args: Any, **kwargs: Any) -> Any:
@@ -186,41 +186,54 @@ _gettrace = sys.gettrace
 
 def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure: Optional[tuple],
                         slow_path: Callable[[tuple, dict], Any]) -> Callable:
-    """The hit path for functions whose parameters are plain positionals: a generated
-    function with the same parameters (and name, so a bad call raises the same TypeError
-    as the plain function) that tries the cache entries without packing arguments."""
+    """The hit path for functions without ``*args`` or ``**kwargs`` (positional and keyword-only
+    parameters): a generated function with the same parameters (and name, so a bad call
+    raises the same TypeError as the plain function) that tries the cache entries without
+    packing arguments."""
     code = fn.__code__
-    names = list(code.co_varnames[:code.co_argcount])
+    n_positional = code.co_argcount
+    names = list(code.co_varnames[:n_positional + code.co_kwonlyargcount])
+    keyword_only = names[n_positional:]
     # Parameters the stages get from this frame, pushed from its own locals (compiler.borrows);
     # the runner gets those the code may rebind by a moving load (its reference as it is).
     pins = pinned_parameters(fn)
     moved = moved_parameters(fn)
     defaults = fn.__defaults__ or ()
-    first_default = len(names) - len(defaults)
+    kwdefaults = fn.__kwdefaults__ or {}
+    first_default = n_positional - len(defaults)
     p = local_param_name
-    params = [p(n) if i < first_default else f"{p(n)}=_UNSET" for i, n in enumerate(names)]
+    params = [p(n) if i < first_default else f"{p(n)}=_UNSET" for i, n in enumerate(names[:n_positional])]
     if code.co_posonlyargcount:
         params.insert(code.co_posonlyargcount, "/")
+    if keyword_only:
+        params.append("*")
+        params += [f"{p(n)}=_UNSET" if n in kwdefaults else p(n) for n in keyword_only]
     args = ", ".join(p(n) for n in names)
+    # The slow path's call: positionals in a tuple, keyword-only ones in a dict.
+    slow_args = (f"({''.join(p(n) + ', ' for n in names[:n_positional])}), "
+                 f"{{{', '.join(f'{n!r}: {p(n)}' for n in keyword_only)}}}")
     prologue = ""
-    if defaults:
-        # Defaults are filled in here; if fn.__defaults__ is replaced later, the generic path
-        # binds the call again with the new ones.
-        prologue = f"    if _fn.__defaults__ is not _defaults:\n        return _rebind(({args},))\n"
+    if defaults or kwdefaults:
+        # Defaults are filled in here; if fn.__defaults__ or __kwdefaults__ is replaced later,
+        # the generic path binds the call again with the new ones.
+        prologue = (f"    if _fn.__defaults__ is not _defaults or _fn.__kwdefaults__ is not _kwdefaults:\n"
+                    f"        return _rebind(({args},))\n")
         prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _defaults[{i - first_default}]\n"
-                            for i, n in enumerate(names) if i >= first_default)
+                            for i, n in enumerate(names[:n_positional]) if i >= first_default)
+        prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _kwdefaults[{n!r}]\n"
+                            for n in keyword_only if n in kwdefaults)
     # Generated under a safe identifier (a lambda's name is "<lambda>"), renamed below.
     src = (f"def _wrapper({', '.join(params)}):\n"
            f"{prologue}"
            f"    try:\n"
            f"        if _gettrace() is not None and not _config.trace_generated_code:\n"
-           f"            return _slow(({args}{',' if names else ''}), {{}})\n"
+           f"            return _slow({slow_args})\n"
            f"        for entry in _entries:\n"
            f"            result = entry(_closure, {args})\n"
            f"            if result is not _MISS:\n"
            f"                break\n"
            f"        else:\n"
-           f"            result = _slow(({args}{',' if names else ''}), {{}})\n"
+           f"            result = _slow({slow_args})\n"
            f"        if result.__class__ is _Handoff:\n"
            f"            {' = '.join([p(n) for n in names if n not in pins] + ['entry', 'None'])}\n"
            f"            return _run(result{''.join(', ' + p(n) for n in pins)})\n"
@@ -237,7 +250,8 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace, "_config": config,
              "_strip": without_compiler_frames, "_Handoff": Handoff,
              "_run": pinned_runner(pins, moved) if pins else run_handoffs,
-             "_defaults": fn.__defaults__, "_fn": fn, "_UNSET": _UNSET, "_rebind": rebind}
+             "_defaults": fn.__defaults__, "_kwdefaults": fn.__kwdefaults__, "_fn": fn, "_UNSET": _UNSET,
+             "_rebind": rebind}
     exec(compile_generated(src, unique_filename(f"wrapper of {fn.__qualname__}")), scope)
     wrapper = scope["_wrapper"]
     if moved:
@@ -252,4 +266,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     wrapper.__code__ = on_one_line(replaced, opcode_tables.current_table().fact("linetable"),
                                    code.co_firstlineno)
     wrapper.__qualname__ = fn.__qualname__
+    if wrapper.__kwdefaults__:
+        # (keyed by the names the source used: the parameters are named as the function's now)
+        wrapper.__kwdefaults__ = {n: _UNSET for n in keyword_only if n in kwdefaults}
     return wrapper

@@ -334,6 +334,71 @@ def test_a_rebound_parameter_at_a_break_has_the_plain_reference_count(program, b
         assert _outcome_on_a_temporary(compiled) == _outcome_on_a_temporary(program)
 
 
+def _resize_a_keyword(a, *, k, scale=2.0):
+    b = a * scale
+    try:
+        k.resize((4, 4))
+        outcome = "resized"
+    except ValueError as e:
+        outcome = str(e)
+    return outcome, b.sum()
+
+
+def _resize_beside_a_keyword(a, *, k=1.0):
+    b = a * k
+    try:
+        a.resize((4, 4))
+        outcome = "resized"
+    except ValueError as e:
+        outcome = str(e)
+    a = b
+    return outcome, a.sum()
+
+
+def _outcome_on_kept_keywords(fn):
+    """``fn(a, k=k)``, the caller keeping both in locals (from 3.14 a call with keywords
+    pushes them borrowed too)."""
+    a, k = np.eye(3), np.eye(3)
+    try:
+        return "returned", fn(a, k=k), a.shape, k.shape
+    except Exception as e:  # the behaviour compared, not an error of the test
+        return type(e), str(e), a.shape, k.shape
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", [_resize_a_keyword, _resize_beside_a_keyword], ids=lambda p: p.__name__[1:])
+def test_keyword_only_parameters_at_a_break_have_the_plain_reference_count(program, backend):
+    """Keyword-only parameters (and the positional ones beside them) are handed to the
+    stages like positional ones: the function's wrapper takes them one by one."""
+    compiled = compiler.compile(program, backend=backend)
+    for _ in range(2):
+        assert _outcome_on_kept_keywords(compiled) == _outcome_on_kept_keywords(program)
+
+
+def test_a_keyword_only_wrapper_binds_as_the_plain_function():
+    """Defaults (replaced later too), missing and unexpected keywords: the same results and
+    the same TypeErrors as the plain function."""
+    compiled = compiler.compile(_resize_beside_a_keyword)
+    calls = [lambda f: f(np.ones(2)), lambda f: f(np.ones(2), k=3.0), lambda f: f(a=np.ones(2)),
+             lambda f: f(np.ones(2), 2.0), lambda f: f(), lambda f: f(np.ones(2), q=1)]
+
+    def outcome(fn, call):
+        try:
+            return "returned", call(fn)[1]
+        except TypeError as e:
+            return "TypeError", str(e)
+
+    for call in calls:
+        assert outcome(compiled, call) == outcome(_resize_beside_a_keyword, call)
+    saved = _resize_beside_a_keyword.__kwdefaults__
+    try:
+        _resize_beside_a_keyword.__kwdefaults__ = {"k": 5.0}
+        for call in calls:
+            assert outcome(compiled, call) == outcome(_resize_beside_a_keyword, call)
+    finally:
+        _resize_beside_a_keyword.__kwdefaults__ = saved
+
+
 def _resize_in_a_loop_then_rebind(a):
     b = a * 2.0
     outcomes = []
@@ -844,7 +909,8 @@ def _reads_locals(a):
 
 @pytest.mark.parametrize("fn, pinned, moved", [
     (_rebinds, ("a", "b", "c", "d"), ("b", "c", "d")), (_varargs, (), ()), (_reads_locals, (), ()),
-    (_count_directly, ("a",), ()),
+    (_count_directly, ("a",), ()), (_resize_a_keyword, ("a", "k", "scale"), ()),
+    (_resize_beside_a_keyword, ("a", "k"), ("a",)),
 ], ids=lambda v: getattr(v, "__name__", str(v)))
 def test_pinned_parameters_are_the_plain_positionals_that_are_not_cells(fn, pinned, moved):
     """Only where CPython pushes a local it only reads borrowed (from 3.14); then the plain
