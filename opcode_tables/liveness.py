@@ -19,7 +19,7 @@ from .decode import decode_cached
 from .instruction import Instruction
 from .spec import VersionTable
 
-__all__ = ["live_locals", "reachable", "reads_frame", "written_from", "written_locals"]
+__all__ = ["live_locals", "loads_maybe_unbound", "reachable", "reads_frame", "written_from", "written_locals"]
 
 _SLOT_OPCODES = frozenset(dis.haslocal) | frozenset(dis.hasfree)
 # Builtins that read the whole frame: a function calling one of them keeps every local live.
@@ -132,6 +132,43 @@ def written_from(code: types.CodeType, index: int = 0) -> FrozenSet[str]:
     for i in reachable(code, index):
         written.update(_writes(instructions[i]))
     return frozenset(written)
+
+
+def loads_maybe_unbound(instructions: List[Instruction], start: int, bound: FrozenSet[str],
+                        names: FrozenSet[str], table: VersionTable) -> FrozenSet[int]:
+    """Indexes of instructions, among those reachable from ``start``, that load one of
+    ``names`` where some path from ``start`` -- entered with ``bound`` bound -- reaches them
+    with the name unbound (never stored since, or deleted or cleared).  A forward "definitely
+    bound" analysis over the same edges as liveness (an instruction that raises has not
+    written yet).  A continuation entered part-way keeps CPython's unchecked loads elsewhere:
+    a checked load takes a reference of its own where the plain frame's was borrowed."""
+    if not names:
+        return frozenset()
+    normal, raising = _successors(instructions, table)
+    # A name an inlined comprehension saves (LOAD_FAST_AND_CLEAR) is restored by a store that
+    # may put NULL back: no store of it counts as binding it.
+    saved = frozenset(inst.argval for inst in instructions if inst.opname == "LOAD_FAST_AND_CLEAR")
+    state: Dict[int, FrozenSet[str]] = {start: frozenset(bound) & names}
+    pending = [start]
+    while pending:
+        i = pending.pop()
+        before = state[i]
+        inst = instructions[i]
+        writes = _writes(inst)
+        after = before
+        if writes:
+            stores = dis.opmap[inst.opname] in _SLOT_OPCODES and inst.opname.split("_", 1)[0] == "STORE"
+            after = (before | (frozenset(writes) & names - saved)) if stores else before - frozenset(writes)
+        for successors, value in ((normal[i], after), (raising[i], before)):
+            for j in successors:
+                known = state.get(j)
+                merged = value if known is None else known & value
+                if merged != known:
+                    state[j] = merged
+                    pending.append(j)
+    return frozenset(i for i, inst in enumerate(instructions)
+                     if i in state and inst.argval in names and dis.opmap[inst.opname] in _SLOT_OPCODES
+                     and inst.opname.startswith("LOAD_FAST") and inst.argval not in state[i])
 
 
 def _all_names(code: types.CodeType) -> FrozenSet[str]:

@@ -27,7 +27,7 @@ from .decode import decode, decode_cached
 from .factories import body_start, create_call_function
 from .instruction import ExcHandler, Instruction, create_instruction, point_at_copies
 from .identity_map import IdentityWeakMap
-from .liveness import live_locals, reachable
+from .liveness import live_locals, loads_maybe_unbound, reachable
 from .spec import VersionTable
 
 # Every code object built here (stubs and continuations), so that a tracer never treats one as
@@ -159,18 +159,25 @@ def _copy_body(original: List[Instruction]) -> List[Instruction]:
     return copies
 
 
-def _check_unpassed_loads(body: List[Instruction], unpassed: Set[str], table: VersionTable) -> None:
-    """Loads of names the continuation may read but was not given become checked loads.
+def _check_unpassed_loads(body: List[Instruction], unpassed: Set[str], start: int, params: Sequence[str],
+                          table: VersionTable) -> None:
+    """Loads of names the continuation may read but was not given become checked loads, where
+    a path from ``start`` (entered with ``params`` bound) may reach them unbound.
 
     CPython 3.12+ emits an unchecked LOAD_FAST where the original frame had the
     name bound on every path; entered mid-way without it, that load would push
-    NULL (a crash) instead of raising UnboundLocalError.
+    NULL (a crash) instead of raising UnboundLocalError.  Where every path from the
+    entry binds the name first, the original load stays: from 3.14 it may be a
+    borrowed one (LOAD_FAST_BORROW), and a checked load would take a reference of its
+    own that native code at the call it feeds can count.
     """
     if not unpassed or "LOAD_FAST_CHECK" not in table:
         return
     unchecked = table.fact("unchecked_local_loads")
-    for inst in body:
-        if inst.opname in unchecked and inst.argval in unpassed:
+    candidates = frozenset(unpassed)
+    risky = loads_maybe_unbound(body, start, frozenset(params), candidates, table)
+    for i, inst in enumerate(body):
+        if i in risky and inst.opname in unchecked:
             inst.opname = "LOAD_FAST_CHECK"
 
 
@@ -451,7 +458,7 @@ def build_resume_code(code: types.CodeType, *,
     varnames = params + [v for v in code.co_varnames if v not in params]
 
     body = _copy_body(original)
-    _check_unpassed_loads(body, set(live_locals(code, resume_index)) - set(params), table)
+    _check_unpassed_loads(body, set(live_locals(code, resume_index)) - set(params), resume_index, params, table)
     origin_of = {id(inst): i for i, inst in enumerate(body)}
     start = body_start(body, table)
     prologue = body[:start]

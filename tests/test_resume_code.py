@@ -669,6 +669,34 @@ def test_a_live_name_left_out_raises_unbound_local_error_instead_of_crashing() -
         _function(rc, straight, "c")(*values)
 
 
+def _reads_its_locals(x):
+    y = g(x)
+    z = x + y                        # bound after the resume point below, on every path
+    return _REFCOUNT(z), sorted(locals())   # locals(): every name is live everywhere
+
+
+def test_a_name_bound_after_the_resume_point_keeps_its_load() -> None:
+    """In a frame that reads its locals (every name live), a continuation entered after
+    ``g(x)`` is not given z (unbound there), but every path from its entry binds z before
+    the load: the load stays CPython's own -- unchecked, from 3.14 borrowed, so the native
+    call counts what the plain frame counts -- and only loads a path may reach with the
+    name unbound are checked."""
+    fn = _reads_its_locals
+    b = _call_of(fn, "g")
+    point = Point(fn, b)
+    assert "z" not in point.live and "z" in live_locals(fn.__code__, point.at)
+    rc = build_resume_code(fn.__code__, resume_index=point.at, stack_nulls=point.nulls, live=point.live,
+                           name="c", qualname="c")
+
+    def loads_of_z(code: types.CodeType) -> List[str]:
+        return [inst.opname for inst in instructions_of(code)[0]
+                if inst.argval == "z" and inst.opname.startswith("LOAD_FAST")]
+
+    assert loads_of_z(rc.code) == loads_of_z(fn.__code__) and "LOAD_FAST_CHECK" not in loads_of_z(rc.code)
+    packed = capture(fn, (3,), b, [point.exit()])
+    assert _function(rc, fn, "c")(*packed.values) == fn(3)
+
+
 def test_code_fields_of_a_continuation() -> None:
     def star(a, *rest, key=1, **extra):
         return g(a) + len(rest) + key + len(extra)
