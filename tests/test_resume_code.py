@@ -671,7 +671,8 @@ def test_a_live_name_left_out_raises_unbound_local_error_instead_of_crashing() -
 
 def _reads_its_locals(x):
     y = g(x)
-    z = x + y                        # bound after the resume point below, on every path
+    z = [x, y]                       # bound after the resume point below, on every path (a fresh
+    #                                  object: its count is the frame's alone, unlike a small int's)
     return _REFCOUNT(z), sorted(locals())   # locals(): every name is live everywhere
 
 
