@@ -150,7 +150,8 @@ def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tupl
              "        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box",
              "        result.box = []",
              "        result = None",
-             "        at, writes = stub.pin_plan(pins, moved)"]
+             "        plan = stub.pin_plan(pins, moved)",
+             "        at, writes = plan.at, plan.writes"]
     for i, name in enumerate(pins):
         # A pin the stage's box does not hold as it is: the graph replaced it (let it go), or
         # the stage does not take it (a moved pin is dead there: let go, as its box would).
@@ -161,7 +162,7 @@ def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tupl
             lines += [f"        if at[{i}] >= 0 and p{i} is not GONE and box[at[{i}]] is not p{i}:",
                       f"            p{i} = GONE"]
     present = " | ".join(f"({1 << i} if at[{i}] >= 0 and p{i} is not GONE else 0)" for i in range(len(pins)))
-    lines.append(f"        call = stub.pinned_call(pins, moved, {present}, writes)")
+    lines.append(f"        call = plan.call({present}, writes)")
     stage_call = f"call(stub.function_for(closure), box, {ps})"
     move_line = None
     if moved:
@@ -173,7 +174,7 @@ def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tupl
         lines.append(f"            result = {stage_call}")
     else:
         lines.append(f"        result = {stage_call}")
-    lines += ["        call = None",
+    lines += ["        call = plan = None",
               "        if conts is None or result.__class__ is not Resume:",
               "            return result",
               "        box, branch = list(result.values), result.branch",
@@ -208,14 +209,38 @@ def _pinned_call_source(params: Sequence[str], pins: Tuple[str, ...], present: i
 class _PinPlan:
     """How one stage's code takes a frame's pins: per pin, its index among the stage's
     parameters (-1: not one of them), and whether the stage may rebind a moved pin it takes
-    (reachable stores from its first instruction: opcode_tables.liveness.written_from)."""
+    (reachable stores from its first instruction: opcode_tables.liveness.written_from); and
+    the generated callers the runner runs it with (``call``)."""
 
     def __init__(self, code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> None:
+        self.code, self.pins, self.moved = code, pins, moved
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         self.at = tuple(params.index(name) if name in params else -1 for name in pins)
         taken = [name for name in moved if name in params]
         self.writes = bool(taken) and bool(written_from(code, 0) & set(taken))
-        self.calls: Dict[Tuple[int, bool], Callable[..., Any]] = {}
+        self._calls: Dict[Tuple[int, bool], Callable[..., Any]] = {}
+
+    def call(self, present: int, writes: bool) -> Callable[..., Any]:
+        """``call(f, box, p0, ...)``: ``f`` (a function of the code: positional and keyword-only
+        parameters, no ``*args`` or ``**kwargs``) run natively on the values in ``box``, the
+        present pins' values (bits of ``present``) passed from the runner's own parameters,
+        moved into ``f`` where ``writes`` (see pinned_runner).  A generated Python function,
+        called by the runner directly: a call through C (functools.partial, a bound method)
+        would make each argument an owned reference again."""
+        call = self._calls.get((present, writes))
+        if call is None:
+            code, pins = self.code, self.pins
+            params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            source, line = _pinned_call_source(params, pins, present, code.co_kwonlyargcount)
+            scope: Dict[str, Any] = {"call_emptying": call_emptying}
+            exec(compile_generated(source, unique_filename("pinned call")), scope)
+            call = scope["call"]
+            names = [f"p{i}" for i, name in enumerate(pins)
+                     if name in self.moved and present >> i & 1 and name in params]
+            if writes and names:
+                call.__code__ = with_moving_loads(call.__code__, names, line)
+            self._calls[(present, writes)] = call
+        return call
 
 
 # By identity (code objects compare equal by value); weak: continuations are generated code
@@ -224,7 +249,8 @@ _PIN_PLANS: "IdentityWeakMap[types.CodeType, Dict[Tuple[Tuple[str, ...], Tuple[s
     IdentityWeakMap()
 
 
-def _plan(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> _PinPlan:
+def pin_plan_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> _PinPlan:
+    """The plan the runner runs a stage of ``code`` by (made once per code, pins and moves)."""
     plans = _PIN_PLANS.get(code)
     if plans is None:
         plans = _PIN_PLANS[code] = {}
@@ -232,37 +258,6 @@ def _plan(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -
     if plan is None:
         plan = plans[(pins, moved)] = _PinPlan(code, pins, moved)
     return plan
-
-
-def pin_plan_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[Tuple[int, ...], bool]:
-    """(per pin, its index among the parameters of ``code`` or -1; whether running ``code``
-    may rebind a moved pin it takes): what the runner checks before each stage."""
-    plan = _plan(code, pins, moved)
-    return plan.at, plan.writes
-
-
-def pinned_call_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...] = (),
-                    present: int = -1, writes: bool = False) -> Callable[..., Any]:
-    """``call(f, box, p0, ...)``: ``f`` (a function of ``code``: positional and keyword-only
-    parameters, no ``*args`` or ``**kwargs``) run natively on the values in ``box``, the
-    present pins' values (bits of ``present``) passed from the runner's own parameters,
-    moved into ``f`` where ``writes`` (see pinned_runner).  A generated Python function, called by the runner directly: a call
-    through C (functools.partial, a bound method) would make each argument an owned
-    reference again."""
-    plan = _plan(code, pins, moved)
-    call = plan.calls.get((present, writes))
-    if call is None:
-        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        source, line = _pinned_call_source(params, pins, present, code.co_kwonlyargcount)
-        scope: Dict[str, Any] = {"call_emptying": call_emptying}
-        exec(compile_generated(source, unique_filename("pinned call")), scope)
-        call = scope["call"]
-        names = [f"p{i}" for i, name in enumerate(pins) if name in moved and present >> i & 1
-                 and name in params]
-        if writes and names:
-            call.__code__ = with_moving_loads(call.__code__, names, line)
-        plan.calls[(present, writes)] = call
-    return call
 
 
 class NativeRun:
@@ -284,12 +279,8 @@ class NativeRun:
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         return self._run(self.fn, box)
 
-    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[Tuple[int, ...], bool]:
+    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> "_PinPlan":
         return pin_plan_for(self.fn.__code__, pins, moved)
-
-    def pinned_call(self, pins: Tuple[str, ...], moved: Tuple[str, ...], present: int,
-                    writes: bool) -> Callable[..., Any]:
-        return pinned_call_for(self.fn.__code__, pins, moved, present, writes)
 
 
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:
@@ -345,14 +336,10 @@ class _FunctionMaker:
             self._plain = fn
         return fn
 
-    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[Tuple[int, ...], bool]:
+    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> "_PinPlan":
         if self._boxed_code is not None:  # (only where calls do not move arguments: no pins)
             raise ValueError("a code taking its values in a box has no pinned parameters")
         return pin_plan_for(self.code, pins, moved)
-
-    def pinned_call(self, pins: Tuple[str, ...], moved: Tuple[str, ...], present: int,
-                    writes: bool) -> Callable[..., Any]:
-        return pinned_call_for(self.code, pins, moved, present, writes)
 
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         """The code run natively on the values in ``box`` (emptied as they are taken), so that
