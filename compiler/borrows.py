@@ -121,17 +121,17 @@ class BorrowedSlots:
         return tuple(out)
 
 
-# Code flags of functions whose parameters the positional wrapper cannot take one by one
-# (*args, **kwargs) or whose frames outlive the call (generators, coroutines: a frame that
+# Code flags of functions whose frames outlive the call (generators, coroutines: a frame that
 # moves to the heap owns its locals, so the plain frame borrows nothing either).
-_NOT_PINNABLE_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
+_NOT_PINNABLE_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 
 
 def pinned_parameters(fn: types.FunctionType) -> Tuple[str, ...]:
     """The parameters of ``fn`` its compiled wrapper hands to each stage itself (see the
-    module doc): from 3.14 (``borrowed_local_load``), for a function of positional and
-    keyword-only parameters (``*args`` and ``**kwargs`` come packed, owned) in a frame that
-    does not read its locals wholesale, those that are not cells
+    module doc): from 3.14 (``borrowed_local_load``), for a function whose frame does not
+    read its locals wholesale, the positional and keyword-only parameters (``*args`` and
+    ``**kwargs`` come packed in a new tuple and dict, owned as in the plain frame) that are
+    not cells
     and that no instruction rebinds, deletes or clears -- and, where the table can move a
     reference (``moving_local_load``), those it does rebind too (``moved_parameters``).
     Empty elsewhere."""

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tupl
 from opcode_tables.identity_map import IdentityWeakMap
 from opcode_tables.liveness import written_from
 from opcode_tables.moving_loads import with_moving_loads
-from opcode_tables.resume import boxed_variant_of
+from opcode_tables.resume import all_positional_variant, boxed_variant_of
 
 from . import config
 from .entry_codegen import MISS
@@ -274,13 +274,29 @@ class NativeRun:
         self._run = run
 
     def function_for(self, closure: Optional[tuple]) -> types.FunctionType:
-        return self.fn
+        """The function the pinned runner calls with the values one by one: ``fn`` itself, or
+        for a function with ``*args`` or ``**kwargs``, one of its code taking them as they
+        are, positionally (opcode_tables.resume.all_positional_variant)."""
+        fn = self.fn
+        code = fn.__code__
+        if not code.co_flags & _PACKED_PARAMETERS:
+            return fn
+        variant = types.FunctionType(all_positional_variant(code), fn.__globals__, fn.__name__, None,
+                                     fn.__closure__)
+        variant.__qualname__ = fn.__qualname__
+        return variant
 
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         return self._run(self.fn, box)
 
     def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> "_PinPlan":
-        return pin_plan_for(self.fn.__code__, pins, moved)
+        code = self.fn.__code__
+        if code.co_flags & _PACKED_PARAMETERS:
+            code = all_positional_variant(code)
+        return pin_plan_for(code, pins, moved)
+
+
+_PACKED_PARAMETERS = 0x04 | 0x08   # CO_VARARGS | CO_VARKEYWORDS
 
 
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:

@@ -6,9 +6,9 @@ parameters.  Its hit path tries the cache entries of ``fn``'s code
 returns ``MISS`` when its guards reject the arguments.  With many entries
 the hit path of plain positional functions calls one dispatcher instead,
 which looks the candidates up by parameter type, dtype and shape
-(compiler.guard_dispatch).  Functions without
-``*args`` or ``**kwargs`` get a generated wrapper with the same parameters, so the
-hit path neither packs nor binds arguments.  On a miss
+(compiler.guard_dispatch).  The wrapper is generated with the same parameters,
+so the hit path binds no arguments itself (CPython does, as for the plain
+function: ``*args`` and ``**kwargs`` arrive packed as plain).  On a miss
 the slow path binds the call like the plain function (a bad call raises the
 plain function's TypeError) and hands the bound values to the compile driver
 (compiler.convert_frame.compile_frame).  What runs after the guards -- a break's
@@ -109,21 +109,7 @@ def make_compiled(fn: types.FunctionType, backend: Backend, fullgraph: bool, opt
         finally:
             config.debug_checks = saved
 
-    if not code.co_flags & 0x0C:
-        compiled = _positional_wrapper(fn, frame_cache.hit_entries, closure, slow_path)
-    else:
-        def compiled(*args: Any, **kwargs: Any) -> Any:
-            try:
-                result = slow_path(args, kwargs)
-                if result.__class__ is Handoff:
-                    args = kwargs = None  # type: ignore[assignment]  # this frame must not hold them
-                    return run_handoffs(result)
-                return result
-            except BaseException as e:
-                e.__traceback__ = without_compiler_frames(e.__traceback__)
-                if _BARE_RERAISE:
-                    raise  # (adds no entry for this frame: see _RERAISE_STRIPPED)
-                raise e
+    compiled = _signature_wrapper(fn, frame_cache.hit_entries, closure, slow_path)
 
     functools.update_wrapper(compiled, fn)
     compiled._tracematrix_cache = frame_cache  # type: ignore[attr-defined]
@@ -184,16 +170,23 @@ _RERAISE_STRIPPED = ("        _e.__traceback__ = _strip(_e.__traceback__)\n"
 _gettrace = sys.gettrace
 
 
-def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure: Optional[tuple],
-                        slow_path: Callable[[tuple, dict], Any]) -> Callable:
-    """The hit path for functions without ``*args`` or ``**kwargs`` (positional and keyword-only
-    parameters): a generated function with the same parameters (and name, so a bad call
+def _signature_wrapper(fn: types.FunctionType, entries: List[Callable], closure: Optional[tuple],
+                       slow_path: Callable[[tuple, dict], Any]) -> Callable:
+    """The hit path: a generated function with ``fn``'s parameters (and name, so a bad call
     raises the same TypeError as the plain function) that tries the cache entries without
-    packing arguments."""
+    binding the call again: each takes the parameters positionally, ``*args`` and
+    ``**kwargs`` as the tuple and dict CPython packed."""
     code = fn.__code__
     n_positional = code.co_argcount
     names = list(code.co_varnames[:n_positional + code.co_kwonlyargcount])
     keyword_only = names[n_positional:]
+    index = len(names)
+    var_positional = var_keyword = None
+    if code.co_flags & 0x04:
+        var_positional = code.co_varnames[index]
+        index += 1
+    if code.co_flags & 0x08:
+        var_keyword = code.co_varnames[index]
     # Parameters the stages get from this frame, pushed from its own locals (compiler.borrows);
     # the runner gets those the code may rebind by a moving load (its reference as it is).
     pins = pinned_parameters(fn)
@@ -205,19 +198,28 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
     params = [p(n) if i < first_default else f"{p(n)}=_UNSET" for i, n in enumerate(names[:n_positional])]
     if code.co_posonlyargcount:
         params.insert(code.co_posonlyargcount, "/")
-    if keyword_only:
+    if var_positional is not None:
+        params.append("*" + p(var_positional))
+    elif keyword_only:
         params.append("*")
-        params += [f"{p(n)}=_UNSET" if n in kwdefaults else p(n) for n in keyword_only]
-    args = ", ".join(p(n) for n in names)
+    params += [f"{p(n)}=_UNSET" if n in kwdefaults else p(n) for n in keyword_only]
+    if var_keyword is not None:
+        params.append("**" + p(var_keyword))
+    packed = [n for n in (var_positional, var_keyword) if n is not None]
+    all_names = names + packed     # the order the entries take them in (sources.param_names)
+    args = ", ".join(p(n) for n in all_names)
     # The slow path's call: positionals in a tuple, keyword-only ones in a dict.
-    slow_args = (f"({''.join(p(n) + ', ' for n in names[:n_positional])}), "
-                 f"{{{', '.join(f'{n!r}: {p(n)}' for n in keyword_only)}}}")
+    rest = "" if var_positional is None else f"*{p(var_positional)}, "
+    more = [] if var_keyword is None else [f"**{p(var_keyword)}"]
+    slow_args = (f"({''.join(p(n) + ', ' for n in names[:n_positional])}{rest}), "
+                 f"{{{', '.join([f'{n!r}: {p(n)}' for n in keyword_only] + more)}}}")
     prologue = ""
     if defaults or kwdefaults:
         # Defaults are filled in here; if fn.__defaults__ or __kwdefaults__ is replaced later,
         # the generic path binds the call again with the new ones.
+        packed_args = "".join(", " + p(n) for n in packed)
         prologue = (f"    if _fn.__defaults__ is not _defaults or _fn.__kwdefaults__ is not _kwdefaults:\n"
-                    f"        return _rebind(({args},))\n")
+                    f"        return _rebind(({''.join(p(n) + ', ' for n in names)}){packed_args})\n")
         prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _defaults[{i - first_default}]\n"
                             for i, n in enumerate(names[:n_positional]) if i >= first_default)
         prologue += "".join(f"    if {p(n)} is _UNSET:\n        {p(n)} = _kwdefaults[{n!r}]\n"
@@ -235,17 +237,25 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
            f"        else:\n"
            f"            result = _slow({slow_args})\n"
            f"        if result.__class__ is _Handoff:\n"
-           f"            {' = '.join([p(n) for n in names if n not in pins] + ['entry', 'None'])}\n"
+           f"            {' = '.join([p(n) for n in all_names if n not in pins] + ['entry', 'None'])}\n"
            f"            return _run(result{''.join(', ' + p(n) for n in pins)})\n"
            f"        return result\n"
            f"    except BaseException as _e:\n"
            f"{_RERAISE_STRIPPED}")
     n_posonly = code.co_posonlyargcount
 
-    def rebind(values: tuple) -> Any:
-        given = [(n, v) for n, v in zip(names, values) if v is not _UNSET]
-        positional = [v for n, v in given if names.index(n) < n_posonly]
-        return run_handoffs(slow_path(tuple(positional), {n: v for n, v in given if names.index(n) >= n_posonly}))
+    def rebind(values: tuple, *packed_values: Any) -> Any:
+        """The call bound again (the function's defaults were replaced): the given parameters,
+        positional-only ones and, ahead of extra positionals, every positional one passed
+        positionally, the rest by keyword."""
+        extra = packed_values[0] if var_positional is not None else ()
+        extra_keywords = packed_values[-1] if var_keyword is not None else {}
+        by_position = n_positional if extra else n_posonly
+        given = [(i, n, v) for i, (n, v) in enumerate(zip(names, values)) if v is not _UNSET]
+        positional = [v for i, n, v in given if i < by_position] + list(extra)
+        keywords = {n: v for i, n, v in given if i >= by_position}
+        keywords.update(extra_keywords)
+        return run_handoffs(slow_path(tuple(positional), keywords))
 
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace, "_config": config,
              "_strip": without_compiler_frames, "_Handoff": Handoff,
@@ -259,7 +269,7 @@ def _positional_wrapper(fn: types.FunctionType, entries: List[Callable], closure
         wrapper.__code__ = with_moving_loads(wrapper.__code__, [p(n) for n in moved], run_line)
     # Names in messages must be the plain function's: its own name, not L_<name> parameters.
     replaced = wrapper.__code__.replace(co_name=code.co_name,
-                                        co_varnames=tuple(names) + wrapper.__code__.co_varnames[len(names):])
+                                        co_varnames=tuple(all_names) + wrapper.__code__.co_varnames[len(all_names):])
     if hasattr(replaced, "co_qualname"):
         replaced = replaced.replace(co_qualname=fn.__qualname__)
     # Its frame reports the function's def line (it is not the function's body).

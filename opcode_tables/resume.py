@@ -663,6 +663,29 @@ def boxed_variant_of(code: types.CodeType) -> Optional[types.CodeType]:
     return _BOXED.get(code)
 
 
+# code -> its all-positional variant, by identity (weak: dies with the code it was made from)
+_ALL_POSITIONAL: "IdentityWeakMap[types.CodeType, types.CodeType]" = IdentityWeakMap()
+
+
+def all_positional_variant(code: types.CodeType) -> types.CodeType:
+    """``code`` taking every parameter positionally, in the order of its locals: positional,
+    keyword-only, then the ``*args`` tuple and the ``**kwargs`` dict as they are.  A caller
+    that holds the values already bound calls it with a plain CALL, each argument moved
+    into the frame as it is (``f(*args, **kwargs)`` is a CALL_FUNCTION_EX, whose packing
+    makes every argument an owned reference).  The frame's locals and instructions are the
+    function's own.  Made once per code object."""
+    known = _ALL_POSITIONAL.get(code)
+    if known is not None:
+        return known
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    variant = code.replace(co_argcount=count, co_posonlyargcount=0, co_kwonlyargcount=0,
+                           co_flags=code.co_flags & ~_CLEARED_FLAGS)
+    _generated.add(variant)
+    _ALL_POSITIONAL[code] = variant
+    return variant
+
+
 def loop_end(instructions: Sequence[Instruction], for_iter: Instruction, table: VersionTable) -> int:
     """The index of the first instruction after the loop that ``for_iter`` steps: its target
     past the loop's cleanup (the table fact ``loop_end_cleanup``)."""

@@ -399,6 +399,63 @@ def test_a_keyword_only_wrapper_binds_as_the_plain_function():
         _resize_beside_a_keyword.__kwdefaults__ = saved
 
 
+def _resize_outcome(x):
+    """What resizing ``x`` in place does (a callee: a native call at a break)."""
+    try:
+        x.resize((4, 4))
+        return "resized"
+    except ValueError as e:
+        return str(e)
+
+
+def _resize_beside_packed_arguments(a, *rest, scale=2.0, **options):
+    b = a * scale
+    return _resize_outcome(a), b.sum(), len(rest), sorted(options)
+
+
+def _resize_then_rebind_beside_packed_arguments(a, *rest, **options):
+    b = a * 2.0
+    outcome = _resize_outcome(a)
+    a = b
+    return outcome, a.sum(), len(rest), sorted(options)
+
+
+def _resize_natively_beside_packed_arguments(a, *rest, **options):
+    time.perf_counter()                             # a clock read: the frame runs natively
+    return _resize_outcome(a), len(rest), sorted(options)
+
+
+_CALLS_WITH_PACKED_ARGUMENTS = [
+    lambda f, a: f(a), lambda f, a: f(a, 1.0, 2.0), lambda f, a: f(a, extra=1), lambda f, a: f(a=a),
+    lambda f, a: f(a, 3.0, **{"not an identifier": 1}),
+]
+
+
+def _outcomes_with_packed_arguments(fn):
+    """Each call of ``_CALLS_WITH_PACKED_ARGUMENTS``, the caller keeping ``a`` in a local."""
+    outcomes = []
+    for call in _CALLS_WITH_PACKED_ARGUMENTS:
+        a = np.eye(3)
+        try:
+            outcomes.append(("returned", call(fn, a), a.shape))
+        except Exception as e:  # the behaviour compared, not an error of the test
+            outcomes.append((type(e), str(e), a.shape))
+    return outcomes
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("program", [_resize_beside_packed_arguments, _resize_then_rebind_beside_packed_arguments,
+                                     _resize_natively_beside_packed_arguments], ids=lambda p: p.__name__[1:])
+def test_parameters_beside_packed_arguments_have_the_plain_reference_count(program, backend):
+    """A function with ``*args`` or ``**kwargs`` gets its other parameters one by one too
+    (its wrapper has the plain signature), and a frame of it that runs natively is called
+    with them as they are (not through ``f(*args, **kwargs)``, whose packing owns each one):
+    from 3.14 a parameter the caller keeps is borrowed at the break as plain."""
+    compiled = compiler.compile(program, backend=backend)
+    for _ in range(2):
+        assert _outcomes_with_packed_arguments(compiled) == _outcomes_with_packed_arguments(program)
+
+
 def _resize_in_a_loop_then_rebind(a):
     b = a * 2.0
     outcomes = []
@@ -908,7 +965,7 @@ def _reads_locals(a):
 
 
 @pytest.mark.parametrize("fn, pinned, moved", [
-    (_rebinds, ("a", "b", "c", "d"), ("b", "c", "d")), (_varargs, (), ()), (_reads_locals, (), ()),
+    (_rebinds, ("a", "b", "c", "d"), ("b", "c", "d")), (_varargs, ("a",), ()), (_reads_locals, (), ()),
     (_count_directly, ("a",), ()), (_resize_a_keyword, ("a", "k", "scale"), ()),
     (_resize_beside_a_keyword, ("a", "k"), ("a",)),
 ], ids=lambda v: getattr(v, "__name__", str(v)))
