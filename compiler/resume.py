@@ -110,8 +110,9 @@ GONE = _Gone()
 
 
 def pinned_runner(pins: Tuple[str, ...], moved: Tuple[str, ...] = ()) -> Callable[..., Any]:
-    """``run_handoffs`` for a frame whose parameters ``pins`` (compiler.borrows.pinned_parameters)
-    its wrapper hands over after the Handoff, one positional argument each: every stage whose
+    """The stage runner (``run_handoffs`` where there are no pins) for a frame whose parameters
+    ``pins`` (compiler.borrows.pinned_parameters) its wrapper hands over after the Handoff,
+    one positional argument each: every stage whose
     parameters include a pinned name gets that argument pushed from the runner's own
     parameter, never from a list, as CPython from 3.14 pushes a local.  A parameter the plain
     frame borrowed from its caller (the caller keeps the value in a local) is then borrowed by
@@ -131,7 +132,7 @@ def pinned_runner(pins: Tuple[str, ...], moved: Tuple[str, ...] = ()) -> Callabl
         scope: Dict[str, Any] = {"Handoff": Handoff, "Resume": Resume, "pins": pins, "moved": moved,
                                  "GONE": GONE}
         exec(compile_generated(source, unique_filename("handoff run")), scope)
-        runner = scope["run_pinned"]
+        runner = scope["run_stages"]
         if move_line is not None:
             runner.__code__ = with_moving_loads(runner.__code__, _moved_names(pins, moved), move_line)
         _PINNED_RUNNERS[key] = runner
@@ -143,39 +144,44 @@ def _moved_names(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[str, ..
 
 
 def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tuple[str, Optional[int]]:
-    """The runner's source, and the line whose loads of moved pins become moves (None: none)."""
-    ps = ", ".join(f"p{i}" for i in range(len(pins)))
-    lines = [f"def run_pinned(result, {ps}):",
+    """The runner's source, and the line whose loads of moved pins become moves (None: none).
+    With no pins it is ``run_handoffs``: each stage runs natively on its box
+    (``run_natively``: the code's boxed variant where calls do not move arguments)."""
+    ps = "".join(f", p{i}" for i in range(len(pins)))
+    lines = [f"def run_stages(result{ps}):",
              "    while result.__class__ is Handoff:",
              "        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box",
              "        result.box = []",
-             "        result = None",
-             "        plan = stub.pin_plan(pins, moved)",
-             "        at, writes = plan.at, plan.writes"]
-    for i, name in enumerate(pins):
-        # A pin the stage's box does not hold as it is: the graph replaced it (let it go), or
-        # the stage does not take it (a moved pin is dead there: let go, as its box would).
-        if name in moved:
-            lines += [f"        if p{i} is not GONE and (at[{i}] < 0 or box[at[{i}]] is not p{i}):",
-                      f"            p{i} = GONE"]
-        else:
-            lines += [f"        if at[{i}] >= 0 and p{i} is not GONE and box[at[{i}]] is not p{i}:",
-                      f"            p{i} = GONE"]
-    present = " | ".join(f"({1 << i} if at[{i}] >= 0 and p{i} is not GONE else 0)" for i in range(len(pins)))
-    lines.append(f"        call = plan.call({present}, writes)")
-    stage_call = f"call(stub.function_for(closure), box, {ps})"
+             "        result = None"]
     move_line = None
-    if moved:
-        lines.append("        if writes:")
-        lines.append(f"            result = {stage_call}")
-        move_line = len(lines)
-        lines.append(f"            {' = '.join(_moved_names(pins, moved))} = GONE")
-        lines.append("        else:")
-        lines.append(f"            result = {stage_call}")
+    if not pins:
+        lines.append("        result = stub.run_natively(closure, box)")
     else:
-        lines.append(f"        result = {stage_call}")
-    lines += ["        call = plan = None",
-              "        if conts is None or result.__class__ is not Resume:",
+        lines += ["        plan = stub.pin_plan(pins, moved)",
+                  "        at, writes = plan.at, plan.writes"]
+        for i, name in enumerate(pins):
+            # A pin the stage's box does not hold as it is: the graph replaced it (let it go), or
+            # the stage does not take it (a moved pin is dead there: let go, as its box would).
+            if name in moved:
+                lines += [f"        if p{i} is not GONE and (at[{i}] < 0 or box[at[{i}]] is not p{i}):",
+                          f"            p{i} = GONE"]
+            else:
+                lines += [f"        if at[{i}] >= 0 and p{i} is not GONE and box[at[{i}]] is not p{i}:",
+                          f"            p{i} = GONE"]
+        present = " | ".join(f"({1 << i} if at[{i}] >= 0 and p{i} is not GONE else 0)" for i in range(len(pins)))
+        lines.append(f"        call = plan.call({present}, writes)")
+        stage_call = f"call(stub.function_for(closure), box{ps})"
+        if moved:
+            lines.append("        if writes:")
+            lines.append(f"            result = {stage_call}")
+            move_line = len(lines)
+            lines.append(f"            {' = '.join(_moved_names(pins, moved))} = GONE")
+            lines.append("        else:")
+            lines.append(f"            result = {stage_call}")
+        else:
+            lines.append(f"        result = {stage_call}")
+        lines.append("        call = plan = None")
+    lines += ["        if conts is None or result.__class__ is not Resume:",
               "            return result",
               "        box, branch = list(result.values), result.branch",
               "        result = None",
@@ -312,21 +318,6 @@ def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box
     return MISS
 
 
-def run_handoffs(result: Any) -> Any:
-    """Run stubs and continuations one after another until the frame's result is known."""
-    while result.__class__ is Handoff:
-        stub, conts, closure, box = result.stub, result.conts, result.closure, result.box
-        result.box = []
-        result = None
-        result = stub.run_natively(closure, box)
-        if conts is None or result.__class__ is not Resume:
-            return result
-        box, branch = list(result.values), result.branch
-        result = None
-        result = conts[branch].run(closure, box)
-    return result
-
-
 class _FunctionMaker:
     """Function objects for one generated code object, one per closure (sibling closures of
     the original function pass their own cells)."""
@@ -406,7 +397,7 @@ class Continuation(_FunctionMaker):
         if result is not MISS:
             return result
         if self.cache.native:
-            # A stage of its own, so that run_pinned passes pinned parameters to it as well.
+            # A stage of its own, so that the runner passes pinned parameters to it as well.
             return Handoff(self, None, closure, box)
         return self._compile(self.function_for(closure), self.cache, box)
 
@@ -438,3 +429,8 @@ class Registry:
     def clear(self) -> None:
         self._items.clear()
         self.labelled.clear()
+
+
+# Runs stubs and continuations one after another until the frame's result is known: the
+# runner of a frame without pinned parameters (made once the stage classes exist).
+run_handoffs: Callable[[Any], Any] = pinned_runner(())

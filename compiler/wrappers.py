@@ -259,7 +259,7 @@ def _signature_wrapper(fn: types.FunctionType, entries: List[Callable], closure:
 
     scope = {"_entries": entries, "_closure": closure, "_MISS": MISS, "_slow": slow_path, "_gettrace": _gettrace, "_config": config,
              "_strip": without_compiler_frames, "_Handoff": Handoff,
-             "_run": pinned_runner(pins, moved) if pins else run_handoffs,
+             "_run": pinned_runner(pins, moved),
              "_defaults": fn.__defaults__, "_kwdefaults": fn.__kwdefaults__, "_fn": fn, "_UNSET": _UNSET,
              "_rebind": rebind}
     exec(compile_generated(src, unique_filename(f"wrapper of {fn.__qualname__}")), scope)
