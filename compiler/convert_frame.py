@@ -92,7 +92,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
     """Trace ``fn`` for these argument values, install a new entry in ``cache``, and run it.
     Returns the call's result."""
     replaced = _replaced_builtins()
-    why_not = None
+    why_not, from_now_on = None, False
     if replaced:
         why_not = (f"builtins replaced by the program ({', '.join(sorted(replaced))}): the compiler uses them "
                    "itself, so this call runs natively")
@@ -104,20 +104,14 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         if observed is not None:
             why_not = (f"the frame observes interpreter state that compiling changes ({observed}: the "
                        "call stack, reference counts, garbage collection, linecache or closure cells): it runs natively")
-            cache.run_natively(why_not)
-    if why_not is not None:
-        code = fn.__code__
-        event = CompilationEvent(compile_id=cache.next_compile_id(), frame_name=_frame_name(fn),
-                                 filename=code.co_filename, firstlineno=code.co_firstlineno, backend=backend.name)
-        event.fallback_reason = why_not
-        _record(cache, event)
-        logs.log("fallbacks", event.compile_id, "%s runs natively: %s", event.frame_name, event.fallback_reason)
-        return native_stage(fn, values)
+            from_now_on = True
     code = fn.__code__
-    compile_id = cache.next_compile_id()
-    event = CompilationEvent(compile_id=compile_id, frame_name=_frame_name(fn),
-                             filename=code.co_filename, firstlineno=code.co_firstlineno,
-                             backend=backend.name)
+    event = CompilationEvent(compile_id=cache.next_compile_id(), frame_name=_frame_name(fn),
+                             filename=code.co_filename, firstlineno=code.co_firstlineno, backend=backend.name)
+    compile_id = event.compile_id
+    if why_not is not None:
+        logs.log("fallbacks", compile_id, "%s runs natively: %s", event.frame_name, why_not)
+        return _runs_natively(fn, cache, event, values, why_not, from_now_on)
     closure = fn.__closure__
     if cache.cache_entries:
         event.failed_guards = [_failing_guard_name(entry, values, closure)
@@ -132,10 +126,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         reason = (f"cache limit reached ({limit} entries for {event.frame_name}); "
                   f"last recompile reason: {event.recompile_reason}")
         logs.warn("recompiles", compile_id, "%s; the function runs natively from now on", reason)
-        cache.run_natively(reason)
-        event.fallback_reason = reason
-        _record(cache, event)
-        return native_stage(fn, values)
+        return _runs_natively(fn, cache, event, values, reason)
 
     cache.compiles += 1
     start = time.perf_counter()
@@ -166,24 +157,21 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         raise
     except _FrameRunsNatively as e:
         event.compile_time_s = time.perf_counter() - start
-        event.fallback_reason = e.reason
-        _record(cache, event)
         logs.log("fallbacks", compile_id, "%s runs natively: %s", event.frame_name, e.reason)
-        cache.run_natively(e.reason)
-        return native_stage(fn, values)
+        return _runs_natively(fn, cache, event, values, e.reason)
     except Exception as e:  # a bug in the compiler: never the user's problem
         event.compile_time_s = time.perf_counter() - start
         event.internal_error = traceback.format_exc()
-        event.fallback_reason = f"internal compiler error: {type(e).__name__}: {e}"
-        _record(cache, event)
+        reason = f"internal compiler error: {type(e).__name__}: {e}"
         # (An unobserved compilation, a harness's, never raises: the tests it compiles may
         # themselves switch raise_internal_errors on, or break the compiler on purpose.)
         if config.raise_internal_errors and cache.observed:
+            event.fallback_reason = reason
+            _record(cache, event)
             raise InternalCompilerError(f"while compiling {event.frame_name}: {type(e).__name__}: {e}") from e
         logs.log_exception("fallbacks", compile_id, f"internal error compiling {event.frame_name}; "
                            "it runs natively")
-        cache.run_natively(event.fallback_reason)
-        return native_stage(fn, values)
+        return _runs_natively(fn, cache, event, values, reason)
     event.compile_time_s = time.perf_counter() - start
     _record(cache, event)
     cache.install(entry)
@@ -200,6 +188,18 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
         cache.run_natively("internal compiler error: fresh entry rejected its own inputs")
         return native_stage(fn, values)
     return result
+
+
+def _runs_natively(fn: types.FunctionType, cache: FrameCache, event: CompilationEvent, values: Sequence[Any],
+                   reason: str, from_now_on: bool = True) -> Handoff:
+    """This call of the frame runs natively (and every later one, where ``from_now_on``):
+    the reason goes to the event, which is recorded (the caller logs it, on its channel);
+    the native run is a stage (``native_stage``)."""
+    event.fallback_reason = reason
+    _record(cache, event)
+    if from_now_on:
+        cache.run_natively(reason)
+    return native_stage(fn, values)
 
 
 class _FrameRunsNatively(Exception):
