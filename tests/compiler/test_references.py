@@ -473,7 +473,10 @@ def _resize_in_a_loop_then_rebind(a):
                    reason="known gap from 3.14: a stage that may rebind a parameter (here the first "
                           "resize's stub, whose handler runs the rest of the function natively) gets it "
                           "moved; the values it hands on are owned references, so a later stage owns "
-                          "what the plain frame still borrowed from the caller")
+                          "what the plain frame still borrowed from the caller. No Python-level fix: a "
+                          "borrowed reference never comes back from a callee (a return or a pack makes "
+                          "it owned), Python cannot tell a borrowed argument from an owned one, and "
+                          "lending it instead would keep a temporary argument alive past the rebinding")
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_rebound_parameter_after_a_stage_that_may_rebind_it(backend):
     compiled = compiler.compile(_resize_in_a_loop_then_rebind, backend=backend)
