@@ -24,7 +24,6 @@ compiler.entry_codegen.
 from __future__ import annotations
 
 from collections import Counter
-import builtins
 import functools
 import sys
 import time
@@ -35,7 +34,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from opcode_tables.identity_map import IdentityWeakMap
 from opcode_tables.resume import origin_of
 
-from . import bytecode_hooks, config, events, graph_break, logs, symbolic_shapes, trace_rules
+from . import bytecode_hooks, config, events, graph_break, logs, program_builtins, symbolic_shapes, trace_rules
 from .backends.base import Backend
 from .cache import CacheEntry, FrameCache
 from .entry_codegen import (MISS, GraphCall, OutputCodegen, build_entry_source, compile_entry, entry_params,
@@ -62,24 +61,6 @@ def _frame_name(fn: types.FunctionType) -> str:
     return getattr(code, "co_qualname", code.co_name)
 
 
-# The builtins as they were when the compiler was imported.  The compiler is Python code
-# that uses builtins itself: while the program has replaced one (a test patching
-# builtins.len), frames are not compiled but run natively, with the reason recorded.
-_ORIGINAL_BUILTINS = dict(vars(builtins))
-# Names interactive shells and debuggers rebind, which the compiler never calls.
-_REBOUND_BY_SHELLS = frozenset({"_", "print", "input", "help", "exit", "quit", "copyright", "credits",
-                                "license", "breakpoint", "display", "get_ipython"})
-
-
-def _replaced_builtins() -> List[str]:
-    current = vars(builtins)
-    return [name for name, value in _ORIGINAL_BUILTINS.items()
-            if current.get(name, _MISSING) is not value and name not in _REBOUND_BY_SHELLS]
-
-
-_MISSING = object()
-
-
 def _stack_depth() -> int:
     frame, depth = sys._getframe(), 0
     while frame is not None:
@@ -91,7 +72,7 @@ def compile_frame(fn: types.FunctionType, cache: FrameCache, values: Sequence[An
                   fullgraph: bool, limit: int, compile_callee: CompileCallee) -> Any:
     """Trace ``fn`` for these argument values, install a new entry in ``cache``, and run it.
     Returns the call's result."""
-    replaced = _replaced_builtins()
+    replaced = program_builtins.replaced()
     why_not, from_now_on = None, False
     if replaced:
         why_not = (f"builtins replaced by the program ({', '.join(sorted(replaced))}): the compiler uses them "
@@ -241,11 +222,16 @@ def _failing_guard_name(entry: CacheEntry, values: Sequence[Any], closure: Optio
     return failing.name if failing is not None else "no guard failed (entry rejected)"
 
 
+# Bound once: native runs happen while the program may have replaced builtins.list.
+_LIST = list
+
+
 def native_stage(fn: types.FunctionType, values: Sequence[Any]) -> Handoff:
     """The frame run natively on ``values``, as a stage its caller runs (compiler.resume.NativeRun)
     once it has let go of the arguments."""
+    # (No builtin is called: this runs while the program may have replaced them.)
     return Handoff(NativeRun(fn, _run_native), None, fn.__closure__,
-                   values if isinstance(values, list) else list(values))
+                   values if values.__class__ is _LIST else [*values])
 
 
 def _run_native(fn: types.FunctionType, box: list) -> Any:
@@ -264,6 +250,8 @@ def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[
     entry does, compiler.entry_codegen.build_entry_source), so the function alone holds them."""
     call = _NATIVE_CALLERS.get(code)
     if call is None:
+        if not program_builtins.intact():
+            return _call_bound(fn, code, values)
         scope = native_scope(fn)
         names = entry_params(param_names(code))[1:]
         unpack = [f"{''.join(n + ', ' for n in names)}= _box", "_box.clear()"] if names else []
@@ -271,7 +259,31 @@ def _call_native(fn: types.FunctionType, code: types.CodeType, values: Sequence[
         src = f"def _call(_cl, _box):\n{body}"
         exec(compile_generated(src, unique_filename(f"native call of {code.co_name}")), scope)
         call = _NATIVE_CALLERS[code] = scope["_call"]
-    return call(fn.__closure__, values if isinstance(values, list) else list(values))
+    return call(fn.__closure__, values if values.__class__ is _LIST else [*values])
+
+
+def _call_bound(fn: types.FunctionType, code: types.CodeType, values: Sequence[Any]) -> Any:
+    """``fn`` called on its bound ``values`` (in ``param_names`` order) without generating a
+    caller or calling a builtin: how a frame runs natively while the program has replaced a
+    builtin (compiler.program_builtins).  The values stay in a list during the call."""
+    box, values = values, [*values]
+    if box.__class__ is _LIST:
+        del box[:]   # (emptied, as a generated caller empties it)
+    n_positional, n_keyword_only = code.co_argcount, code.co_kwonlyargcount
+    positional = values[:n_positional]
+    keywords: Dict[str, Any] = {}
+    at = n_positional
+    for name in code.co_varnames[n_positional:n_positional + n_keyword_only]:
+        keywords[name] = values[at]
+        at += 1
+    if code.co_flags & 0x04:  # *args
+        positional.extend(values[at])
+        at += 1
+    if code.co_flags & 0x08:  # **kwargs
+        keywords.update(values[at])
+    del values
+    return fn(*positional, **keywords)
+
 
 
 def _trace_and_build(fn: types.FunctionType, names: List[str], values: Sequence[Any], backend: Backend,

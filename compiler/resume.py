@@ -30,9 +30,9 @@ from typing import Any, Callable, Dict, Hashable, List, Optional, Sequence, Tupl
 from opcode_tables.identity_map import IdentityWeakMap
 from opcode_tables.liveness import written_from
 from opcode_tables.moving_loads import with_moving_loads
-from opcode_tables.resume import all_positional_variant, boxed_variant_of
+from opcode_tables.resume import all_positional_variant, all_positional_variant_of, boxed_variant_of
 
-from . import config
+from . import config, program_builtins
 from .entry_codegen import MISS
 from .generated_code import compile_generated, unique_filename
 
@@ -76,11 +76,13 @@ class Handoff:
 _CALLERS: Dict[int, Callable[..., Any]] = {}
 
 
-def _caller(n: int) -> Callable[..., Any]:
+def _caller(n: int) -> Optional[Callable[..., Any]]:
     caller = _CALLERS.get(n)
     if caller is None:   # f(*b), each argument taken out of b
+        if not program_builtins.intact():
+            return None
         source = f"def call(f, b):\n    return f({', '.join('b.pop(0)' for _ in range(n))})\n"
-        scope: Dict[str, Any] = {}
+        scope: Dict[str, Any] = {"__builtins__": program_builtins.ORIGINAL}
         exec(compile_generated(source, unique_filename("handoff call")), scope)
         caller = _CALLERS[n] = scope["call"]
     return caller
@@ -89,8 +91,15 @@ def _caller(n: int) -> Callable[..., Any]:
 def call_emptying(fn: Callable[..., Any], box: list) -> Any:
     """``fn(*box)`` with the box emptied as the arguments are taken, each passed as a plain
     positional argument: a call CPython 3.11+ makes by moving the arguments into the
-    callee's frame, so that the callee alone holds them (its ``x = None`` frees x)."""
-    return _caller(len(box))(fn, box)
+    callee's frame, so that the callee alone holds them (its ``x = None`` frees x).
+    While the program has replaced a builtin no caller is made: a list holds the values
+    during the call then."""
+    caller = _caller(box.__len__())
+    if caller is None:
+        values = box[:]
+        del box[:]
+        return fn(*values)
+    return caller(fn, box)
 
 
 # Generated runners and callers for frames with pinned parameters (see pinned_runner).
@@ -130,7 +139,7 @@ def pinned_runner(pins: Tuple[str, ...], moved: Tuple[str, ...] = ()) -> Callabl
     if runner is None:
         source, move_line = _pinned_runner_source(pins, moved)
         scope: Dict[str, Any] = {"Handoff": Handoff, "Resume": Resume, "pins": pins, "moved": moved,
-                                 "GONE": GONE}
+                                 "GONE": GONE, "__builtins__": program_builtins.ORIGINAL}
         exec(compile_generated(source, unique_filename("handoff run")), scope)
         runner = scope["run_stages"]
         if move_line is not None:
@@ -157,30 +166,35 @@ def _pinned_runner_source(pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Tupl
     if not pins:
         lines.append("        result = stub.run_natively(closure, box)")
     else:
+        # No plan or caller (None): the program has replaced a builtin, and none could be made
+        # (compiler.program_builtins): the stage runs the plain way, on its box.
         lines += ["        plan = stub.pin_plan(pins, moved)",
-                  "        at, writes = plan.at, plan.writes"]
+                  "        if plan is None:",
+                  "            result = stub.run_natively(closure, box)",
+                  "        else:",
+                  "            at, writes = plan.at, plan.writes"]
         for i, name in enumerate(pins):
             # A pin the stage's box does not hold as it is: the graph replaced it (let it go), or
             # the stage does not take it (a moved pin is dead there: let go, as its box would).
             if name in moved:
-                lines += [f"        if p{i} is not GONE and (at[{i}] < 0 or box[at[{i}]] is not p{i}):",
-                          f"            p{i} = GONE"]
+                lines += [f"            if p{i} is not GONE and (at[{i}] < 0 or box[at[{i}]] is not p{i}):",
+                          f"                p{i} = GONE"]
             else:
-                lines += [f"        if at[{i}] >= 0 and p{i} is not GONE and box[at[{i}]] is not p{i}:",
-                          f"            p{i} = GONE"]
+                lines += [f"            if at[{i}] >= 0 and p{i} is not GONE and box[at[{i}]] is not p{i}:",
+                          f"                p{i} = GONE"]
         present = " | ".join(f"({1 << i} if at[{i}] >= 0 and p{i} is not GONE else 0)" for i in range(len(pins)))
-        lines.append(f"        call = plan.call({present}, writes)")
+        lines += [f"            call = plan.call({present}, writes)",
+                  "            if call is None:",
+                  "                result = stub.run_natively(closure, box)"]
         stage_call = f"call(stub.function_for(closure), box{ps})"
         if moved:
-            lines.append("        if writes:")
-            lines.append(f"            result = {stage_call}")
+            lines.append("            elif writes:")
+            lines.append(f"                result = {stage_call}")
             move_line = len(lines)
-            lines.append(f"            {' = '.join(_moved_names(pins, moved))} = GONE")
-            lines.append("        else:")
-            lines.append(f"            result = {stage_call}")
-        else:
-            lines.append(f"        result = {stage_call}")
-        lines.append("        call = plan = None")
+            lines.append(f"                {' = '.join(_moved_names(pins, moved))} = GONE")
+        lines.append("            else:")
+        lines.append(f"                result = {stage_call}")
+        lines.append("            call = plan = None")
     lines += ["        if conts is None or result.__class__ is not Resume:",
               "            return result",
               "        box, branch = list(result.values), result.branch",
@@ -226,7 +240,7 @@ class _PinPlan:
         self.writes = bool(taken) and bool(written_from(code, 0) & set(taken))
         self._calls: Dict[Tuple[int, bool], Callable[..., Any]] = {}
 
-    def call(self, present: int, writes: bool) -> Callable[..., Any]:
+    def call(self, present: int, writes: bool) -> Optional[Callable[..., Any]]:
         """``call(f, box, p0, ...)``: ``f`` (a function of the code: positional and keyword-only
         parameters, no ``*args`` or ``**kwargs``) run natively on the values in ``box``, the
         present pins' values (bits of ``present``) passed from the runner's own parameters,
@@ -235,10 +249,12 @@ class _PinPlan:
         would make each argument an owned reference again."""
         call = self._calls.get((present, writes))
         if call is None:
+            if not program_builtins.intact():
+                return None   # (see pinned_runner: the stage runs the plain way)
             code, pins = self.code, self.pins
             params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
             source, line = _pinned_call_source(params, pins, present, code.co_kwonlyargcount)
-            scope: Dict[str, Any] = {"call_emptying": call_emptying}
+            scope: Dict[str, Any] = {"call_emptying": call_emptying, "__builtins__": program_builtins.ORIGINAL}
             exec(compile_generated(source, unique_filename("pinned call")), scope)
             call = scope["call"]
             names = [f"p{i}" for i, name in enumerate(pins)
@@ -255,13 +271,16 @@ _PIN_PLANS: "IdentityWeakMap[types.CodeType, Dict[Tuple[Tuple[str, ...], Tuple[s
     IdentityWeakMap()
 
 
-def pin_plan_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> _PinPlan:
-    """The plan the runner runs a stage of ``code`` by (made once per code, pins and moves)."""
+def pin_plan_for(code: types.CodeType, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Optional[_PinPlan]:
+    """The plan the runner runs a stage of ``code`` by (made once per code, pins and moves);
+    None where it is not made yet and cannot be now (the program replaced a builtin)."""
     plans = _PIN_PLANS.get(code)
-    if plans is None:
-        plans = _PIN_PLANS[code] = {}
-    plan = plans.get((pins, moved))
+    plan = None if plans is None else plans.get((pins, moved))
     if plan is None:
+        if not program_builtins.intact():
+            return None
+        if plans is None:
+            plans = _PIN_PLANS[code] = {}
         plan = plans[(pins, moved)] = _PinPlan(code, pins, moved)
     return plan
 
@@ -295,10 +314,15 @@ class NativeRun:
     def run_natively(self, closure: Optional[tuple], box: list) -> Any:
         return self._run(self.fn, box)
 
-    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> "_PinPlan":
+    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Optional["_PinPlan"]:
         code = self.fn.__code__
         if code.co_flags & _PACKED_PARAMETERS:
-            code = all_positional_variant(code)
+            variant = all_positional_variant_of(code)
+            if variant is None:
+                if not program_builtins.intact():
+                    return None
+                variant = all_positional_variant(code)
+            code = variant
         return pin_plan_for(code, pins, moved)
 
 
@@ -343,7 +367,7 @@ class _FunctionMaker:
             self._plain = fn
         return fn
 
-    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> "_PinPlan":
+    def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Optional["_PinPlan"]:
         if self._boxed_code is not None:  # (only where calls do not move arguments: no pins)
             raise ValueError("a code taking its values in a box has no pinned parameters")
         return pin_plan_for(self.code, pins, moved)

@@ -13,6 +13,9 @@ from __future__ import annotations
 import weakref
 from typing import Dict, Generic, Optional, Tuple, TypeVar
 
+# Bound once: the compiler's stage runner looks its maps up while a program may have
+# replaced builtins.id (compiler.program_builtins).
+_id = id
 K = TypeVar("K")
 V = TypeVar("V")
 
@@ -26,7 +29,7 @@ class IdentityWeakMap(Generic[K, V]):
         self._items: Dict[int, Tuple["weakref.ref[K]", V]] = {}
 
     def get(self, key: K) -> Optional[V]:
-        item = self._items.get(id(key))
+        item = self._items.get(_id(key))
         if item is None or item[0]() is not key:
             return None
         return item[1]

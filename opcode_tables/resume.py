@@ -686,6 +686,11 @@ def all_positional_variant(code: types.CodeType) -> types.CodeType:
     return variant
 
 
+def all_positional_variant_of(code: types.CodeType) -> Optional[types.CodeType]:
+    """The variant ``all_positional_variant`` made of ``code``, if one was made."""
+    return _ALL_POSITIONAL.get(code)
+
+
 def loop_end(instructions: Sequence[Instruction], for_iter: Instruction, table: VersionTable) -> int:
     """The index of the first instruction after the loop that ``for_iter`` steps: its target
     past the loop's cleanup (the table fact ``loop_end_cleanup``)."""

@@ -935,6 +935,53 @@ def test_replaced_builtins_make_frames_run_natively_while_replaced():
     assert compiler.compile(program)() == program()
 
 
+# Builtins the compiler's own code would call between the program's stages (the stage
+# runner, its generated callers, the maps it looks them up in).
+_TRAPPED_BUILTINS = ("id", "bool", "tuple", "set", "range", "enumerate", "zip", "isinstance", "list", "dict",
+                     "getattr", "hasattr", "compile", "exec")
+
+
+def _trapped_builtin(name):
+    def trapped(*args, **kwargs):
+        raise AssertionError(f"builtins.{name} called while the program replaced it")
+    return trapped
+
+
+def replaces_builtins_around_breaks(a, *rest, scale=1.0):
+    import builtins
+    import functools
+    saved = {name: getattr(builtins, name) for name in _TRAPPED_BUILTINS + ("len",)}
+    try:
+        cached_len = functools.lru_cache(4)(saved["len"])    # a list argument raises TypeError
+        for name in _TRAPPED_BUILTINS:
+            setattr(builtins, name, _trapped_builtin(name))
+        builtins.len = cached_len
+        out = [len("abcdefgh"[:i]) for i in [0, 1, 2, 2]]
+        print(end="")
+        out.append(float(a.sum() * scale))
+    finally:
+        for name, value in saved.items():
+            setattr(builtins, name, value)
+    return out, rest
+
+
+def test_stages_run_while_the_program_has_replaced_builtins():
+    """The stages after a break run while the program has replaced builtins (CPython's
+    test_functools caches ``len`` with lru_cache): the stage runner calls none of them and
+    makes no generated caller then (compiler.program_builtins), so the program's own
+    ``finally`` puts them back.  With parameters (pinned from 3.14) and ``*args``."""
+    import builtins
+    originals = dict(vars(builtins))
+    compiled = compiler.compile(replaces_builtins_around_breaks)
+    try:
+        for _ in range(3):
+            x = np.ones(3)
+            assert compiled(x, 1, scale=2.0) == replaces_builtins_around_breaks(x, 1, scale=2.0)
+    finally:
+        vars(builtins).update(originals)
+    assert any("builtins replaced by the program" in (e.fallback_reason or "") for e in compiler.events())
+
+
 def local_function_calling_itself_across_a_break():
     def countdown(n):
         return 0 if n == 0 else 1 + countdown(n - 1)
