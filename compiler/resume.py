@@ -303,11 +303,10 @@ class NativeRun:
         for a function with ``*args`` or ``**kwargs``, one of its code taking them as they
         are, positionally (opcode_tables.resume.all_positional_variant)."""
         fn = self.fn
-        code = fn.__code__
-        if not code.co_flags & _PACKED_PARAMETERS:
+        code = all_positional_variant(fn.__code__)
+        if code is fn.__code__:
             return fn
-        variant = types.FunctionType(all_positional_variant(code), fn.__globals__, fn.__name__, None,
-                                     fn.__closure__)
+        variant = types.FunctionType(code, fn.__globals__, fn.__name__, None, fn.__closure__)
         variant.__qualname__ = fn.__qualname__
         return variant
 
@@ -315,18 +314,12 @@ class NativeRun:
         return self._run(self.fn, box)
 
     def pin_plan(self, pins: Tuple[str, ...], moved: Tuple[str, ...]) -> Optional["_PinPlan"]:
-        code = self.fn.__code__
-        if code.co_flags & _PACKED_PARAMETERS:
-            variant = all_positional_variant_of(code)
-            if variant is None:
-                if not program_builtins.intact():
-                    return None
-                variant = all_positional_variant(code)
-            code = variant
+        code = all_positional_variant_of(self.fn.__code__)
+        if code is None:
+            if not program_builtins.intact():
+                return None
+            code = all_positional_variant(self.fn.__code__)
         return pin_plan_for(code, pins, moved)
-
-
-_PACKED_PARAMETERS = 0x04 | 0x08   # CO_VARARGS | CO_VARKEYWORDS
 
 
 def try_entries(entries: List[Callable[..., Any]], closure: Optional[tuple], box: list) -> Any:

@@ -673,7 +673,10 @@ def all_positional_variant(code: types.CodeType) -> types.CodeType:
     that holds the values already bound calls it with a plain CALL, each argument moved
     into the frame as it is (``f(*args, **kwargs)`` is a CALL_FUNCTION_EX, whose packing
     makes every argument an owned reference).  The frame's locals and instructions are the
-    function's own.  Made once per code object."""
+    function's own.  Made once per code object; ``code`` itself where it has no packed
+    parameters."""
+    if not code.co_flags & _CLEARED_FLAGS:
+        return code
     known = _ALL_POSITIONAL.get(code)
     if known is not None:
         return known
@@ -687,7 +690,10 @@ def all_positional_variant(code: types.CodeType) -> types.CodeType:
 
 
 def all_positional_variant_of(code: types.CodeType) -> Optional[types.CodeType]:
-    """The variant ``all_positional_variant`` made of ``code``, if one was made."""
+    """The variant ``all_positional_variant`` made of ``code``, if one was made (``code``
+    itself where it has no packed parameters)."""
+    if not code.co_flags & _CLEARED_FLAGS:
+        return code
     return _ALL_POSITIONAL.get(code)
 
 
